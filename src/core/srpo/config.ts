@@ -1,0 +1,65 @@
+/**
+ * The objective's configuration: one typed, commented, validated object (zod), with the
+ * defaults of the foundation issue. `resolveObjectiveConfig` is the only way in; it turns a
+ * partial, untrusted object into a complete one or throws an error naming the field, the value
+ * and what is allowed.
+ *
+ * Not here: the variants themselves (variants/), the run configuration (src/core/config, later).
+ */
+import { z } from 'zod';
+import { formatSchemaError } from '../util/schemaError';
+
+/** Names of the objective variants; the registry in variants/index.ts has one entry per name. */
+export const ALGORITHMS = ['srpo', 'grpo_token', 'grpo_seq', 'gspo', 'drmas'] as const;
+export type Algorithm = (typeof ALGORITHMS)[number];
+
+/** Set normalisation c(K) of SRPO's set log-ratio (SRPO.md, point 1). */
+export const SET_NORMS = ['sqrt', 'mean', 'none'] as const;
+export type SetNorm = (typeof SET_NORMS)[number];
+
+/** How SRPO averages its per-event surrogates over a mini-batch (SRPO.md, point 4). */
+export const REDUCTIONS = ['event', 'token', 'member'] as const;
+export type Reduction = (typeof REDUCTIONS)[number];
+
+/** The log-ratio clamp applied before `exp` (verl's value), in nats. Not configurable. */
+export const LOG_RATIO_CLAMP = 20;
+
+export const objectiveConfigSchema = z
+  .object({
+    /** Objective variant from the registry: srpo | grpo_token | grpo_seq | gspo | drmas. */
+    algorithm: z.enum(ALGORITHMS).default('srpo'),
+    /** SRPO only. c(K) = 1/sqrt(K) (SRPO), 1/K (mean ablation) or 1 (sum ablation, "none"). */
+    setNorm: z.enum(SET_NORMS).default('sqrt'),
+    /** SRPO only. Mini-batch average weighting every event once (event), by its masked token
+     * count (token, the paper's diagnostic) or by its K (member). */
+    reduction: z.enum(REDUCTIONS).default('event'),
+    /** SRPO only. Divide each member log-ratio by its length n_{e,j} before the set reduction
+     * (beyond the paper: its section 6 reports a length dependence). Default off. */
+    lengthNorm: z.boolean().default(false),
+    /** Lower clip range eps_low: ratios below 1 - clipLow stop pulling when A < 0. [0, 1), 0.2 typical. */
+    clipLow: z.number().min(0).lt(1).default(0.2),
+    /** Upper clip range eps_high: ratios above 1 + clipHigh stop pulling when A > 0. (0, 10], 0.2
+     * typical (DAPO uses 0.28; GSPO about 3e-4 on length-normalised ratios). */
+    clipHigh: z.number().gt(0).max(10).default(0.2),
+    /** Dual clip constant c for negative advantages, max(psi, c * A); null disables it. > 1, verl uses 3. */
+    dualClip: z.number().gt(1).nullable().default(null),
+    /** eps in A = (R - mean) / (std + eps). > 0, default 1e-6. */
+    advEps: z.number().gt(0).max(1).default(1e-6),
+    /** Divide centred rewards by the group std (GRPO); false gives R - mean (Dr. GRPO style). */
+    scaleByStd: z.boolean().default(true),
+    /** Floor on the group std before dividing (SRPO.md point 5); 0 disables. [0, 1], e.g. 0.05. */
+    stdFloor: z.number().min(0).max(1).default(0),
+  })
+  .strict();
+
+/** A complete, validated objective configuration. */
+export type ObjectiveConfig = z.output<typeof objectiveConfigSchema>;
+/** What callers may pass: every field optional. */
+export type ObjectiveConfigInput = z.input<typeof objectiveConfigSchema>;
+
+/** Fill defaults and validate; throws `Error("objective config: field ... ")` on bad input. */
+export function resolveObjectiveConfig(input: unknown = {}): ObjectiveConfig {
+  const parsed = objectiveConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) throw new Error(formatSchemaError('objective config', parsed.error, input));
+  return parsed.data;
+}

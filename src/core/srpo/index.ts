@@ -1,0 +1,14 @@
+/**
+ * The SRPO objective library: public surface. See docs/ARCHITECTURE.md and
+ * ../shared/design/SRPO.md (the formulas) for what each piece computes.
+ */
+export { computeObjective, objectiveConfig, objectiveForTraining, prepareObjectiveBatch } from './objective';
+export { referenceObjective, type ReferenceReport } from './reference';
+export { ALGORITHMS, REDUCTIONS, SET_NORMS, LOG_RATIO_CLAMP, resolveObjectiveConfig, objectiveConfigSchema } from './config';
+export type { Algorithm, ObjectiveConfig, ObjectiveConfigInput, Reduction, SetNorm } from './config';
+export { VARIANTS, getVariant } from './variants';
+export type { ObjectiveVariant, VariantOutput } from './variants';
+export { groupAdvantages, sampleStd, type AdvantageOptions, type AdvantageScope } from './advantages';
+export { buildObjectiveInputs, disposeObjectiveInputs, objectiveTotals } from './tensors';
+export type { ObjectiveInputs, ObjectiveTotals } from './tensors';
+export type * from './types';
