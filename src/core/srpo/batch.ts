@@ -26,7 +26,7 @@ export function prepareBatch(
   if (!batch || !Array.isArray(batch.events) || !Array.isArray(batch.members)) {
     throw new Error('objective batch: expected { events: [...], members: [...] }');
   }
-  const byId = new Map<string, BatchMember[]>();
+  const byId = new Map<string, { member: BatchMember; source: number }[]>();
   batch.events.forEach((ev, i) => {
     const where = `events[${i}]`;
     if (typeof ev?.id !== 'string' || ev.id === '') throw new Error(`objective batch: ${where}.id must be a non-empty string`);
@@ -44,7 +44,7 @@ export function prepareBatch(
     const list = byId.get(m?.event);
     if (!list) throw new Error(`objective batch: members[${i}].event "${m?.event}" names no event of the batch`);
     checkMember(m, i);
-    list.push(m);
+    list.push({ member: m, source: i });
   });
 
   const events: PreparedEvent[] = [];
@@ -65,12 +65,12 @@ export function prepareBatch(
     const eventIndex = events.length;
     const indices: number[] = [];
     let length = 0;
-    for (const m of own) {
+    for (const { member: m, source } of own) {
       const n = m.mask.reduce((a, b) => a + b, 0);
       length += n;
       maxLength = Math.max(maxLength, m.mask.length);
       indices.push(members.length);
-      members.push({ event: eventIndex, role: m.role, logpCur: m.logpCur, logpOld: m.logpOld, mask: m.mask, length: n, advantage: 0 });
+      members.push({ event: eventIndex, source, role: m.role, logpCur: m.logpCur, logpOld: m.logpOld, mask: m.mask, length: n, advantage: 0 });
     }
     events.push({ id: ev.id, group: ev.group, reward: ev.reward, k: own.length, members: indices, length, advantage: 0 });
   }

@@ -75,7 +75,7 @@ export async function computeObjective(batch: ObjectiveBatch, config: unknown = 
   disposeObjectiveInputs(inputs);
   const values = await readBack(packed);
 
-  report.loss = values[0];
+  report.loss = values[0] + 0; // -0 -> 0
   if (!Number.isFinite(report.loss)) {
     throw new Error(`objective: the ${cfg.algorithm} loss is not finite (${report.loss}); inputs were validated, so this is a bug`);
   }

@@ -131,5 +131,6 @@ export function referenceObjective(batch: ObjectiveBatch, config: unknown = {}):
   };
   if (units.length > 0) Object.assign(metrics, { 'ratio/min': ratioMin, 'ratio/max': ratioMax });
   if (cfg.dualClip !== null) metrics['clip/frac_dual'] = dual / n;
-  return { loss: -objective / Math.max(1, denominator), events, metrics };
+  // "+ 0" turns -0 into 0 so that a zero objective reads as a plain 0.
+  return { loss: -objective / Math.max(1, denominator) + 0, events, metrics };
 }

@@ -66,6 +66,8 @@ export interface PreparedEvent {
 export interface PreparedMember {
   /** Index into PreparedBatch.events. */
   event: number;
+  /** Index of this member in the input batch's `members` (rows are regrouped by event). */
+  source: number;
   role: string;
   logpCur: number[];
   logpOld: number[];
