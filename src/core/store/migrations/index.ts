@@ -1,0 +1,25 @@
+/**
+ * The migration registry: migration N is entry N-1 and brings a database from user_version N-1
+ * to N. Adding one is one file (`NNN_what.ts`, exporting `up`) plus one line here; a shipped
+ * migration is never edited. db.ts runs the missing ones, each in its own transaction together
+ * with the user_version bump. Tested by test/core/store/db.test.ts.
+ */
+import type { Database } from 'better-sqlite3';
+import * as m001 from './001_initial';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: (db: Database) => void;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: '001_initial', up: m001.up },
+];
+
+/** The schema version this code writes: the number of the last migration. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+MIGRATIONS.forEach((m, i) => {
+  if (m.version !== i + 1) throw new Error(`migration registry: entry ${i} is version ${m.version}, expected ${i + 1}`);
+});

@@ -1,0 +1,234 @@
+/**
+ * Trace reads for the trace viewer: the event list (filtered, keyset-paged in step order), one
+ * event with its members and decoded tokens, one episode with its events in order. Not the write
+ * path (steps.ts) and not metrics (series.ts).
+ *
+ * The list is ordered by (step, id): id grows with insertion, so within a step events come in
+ * episode order then seq. Paging is keyset (`after` = the previous page's last row), so a page
+ * costs the same at the end of a long run as at the start, and rows written meanwhile never shift
+ * a page. Filters are AND-ed; the SQL text depends only on which filters are set, so each
+ * combination is prepared once per connection.
+ *
+ * Tests: test/core/store/traces.test.ts.
+ */
+import { decodeFloat32, decodeInt32, decodeUint8 } from './blobs';
+import type { LabDb } from './db';
+import type {
+  EpisodeDetail,
+  EventDetail,
+  EventFilter,
+  EventPage,
+  EventPageRequest,
+  EventSummary,
+  StoredMember,
+} from './records';
+
+interface EventRow {
+  id: number;
+  episode_id: number;
+  run_id: number;
+  step: number;
+  key: string;
+  seq: number;
+  kind: string;
+  state_id: string;
+  group_key: string;
+  expected_k: number;
+  member_count: number;
+  invalid_members: number;
+  complete: number;
+  drop_reason: string | null;
+  reward: number;
+  advantage: number | null;
+  log_ratio: number | null;
+  ratio: number | null;
+  clipped: 'low' | 'high' | null;
+}
+
+interface MemberRow {
+  id: number;
+  event_id: number;
+  member_index: number;
+  role: string;
+  policy_id: string;
+  policy_version: number;
+  valid: number;
+  parse_error: string | null;
+  log_ratio: number | null;
+  prompt_len: number;
+  output_len: number;
+  prompt: string;
+  output: string;
+  prompt_tokens: Buffer | null;
+  output_tokens: Buffer | null;
+  logp_old: Buffer | null;
+  mask: Buffer | null;
+}
+
+interface EpisodeRow {
+  id: number;
+  run_id: number;
+  step: number;
+  key: string;
+  split: 'train' | 'eval';
+  task_id: string;
+  benchmark: string;
+  rollout: number;
+  final_answer: string | null;
+  reward: number;
+  correct: number;
+  generated_tokens: number;
+  calls: number;
+  tool_calls: number;
+  latency_ms: number;
+}
+
+const EVENT = 'SELECT * FROM events WHERE id = ?';
+const EVENT_MEMBERS = 'SELECT * FROM members WHERE event_id = ? ORDER BY member_index';
+const EPISODE = 'SELECT * FROM episodes WHERE id = ?';
+const EPISODE_EVENTS = 'SELECT * FROM events WHERE episode_id = ? ORDER BY seq';
+const EPISODE_MEMBERS = `SELECT m.* FROM members m JOIN events e ON e.id = m.event_id
+  WHERE e.episode_id = ? ORDER BY e.seq, m.member_index`;
+
+const MAX_PAGE = 1000;
+
+function toSummary(r: EventRow): EventSummary {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    step: r.step,
+    episodeId: r.episode_id,
+    key: r.key,
+    seq: r.seq,
+    kind: r.kind,
+    stateId: r.state_id,
+    group: r.group_key,
+    expectedK: r.expected_k,
+    memberCount: r.member_count,
+    invalidMembers: r.invalid_members,
+    complete: r.complete === 1,
+    dropReason: r.drop_reason,
+    reward: r.reward,
+    advantage: r.advantage,
+    logRatio: r.log_ratio,
+    ratio: r.ratio,
+    clipped: r.clipped,
+  };
+}
+
+function toMember(r: MemberRow): StoredMember {
+  return {
+    id: r.id,
+    memberIndex: r.member_index,
+    role: r.role,
+    policyId: r.policy_id,
+    policyVersion: r.policy_version,
+    prompt: r.prompt,
+    output: r.output,
+    valid: r.valid === 1,
+    parseError: r.parse_error,
+    logRatio: r.log_ratio,
+    promptLength: r.prompt_len,
+    outputLength: r.output_len,
+    tokens:
+      r.prompt_tokens && r.output_tokens && r.logp_old && r.mask
+        ? {
+            promptTokens: decodeInt32(r.prompt_tokens),
+            outputTokens: decodeInt32(r.output_tokens),
+            logpOld: decodeFloat32(r.logp_old),
+            mask: decodeUint8(r.mask),
+          }
+        : null,
+  };
+}
+
+/** WHERE clause and named parameters for a filter; the SQL depends only on which fields are set. */
+function whereClause(runId: number, f: EventFilter): { sql: string; params: Record<string, unknown> } {
+  const clauses = ['e.run_id = :runId'];
+  const params: Record<string, unknown> = { runId };
+  const add = (sql: string, name?: string, value?: unknown): void => {
+    clauses.push(sql);
+    if (name) params[name] = value;
+  };
+  if (f.fromStep !== undefined) add('e.step >= :fromStep', 'fromStep', f.fromStep);
+  if (f.toStep !== undefined) add('e.step <= :toStep', 'toStep', f.toStep);
+  if (typeof f.kind === 'string') add('e.kind = :kind', 'kind', f.kind);
+  else if (f.kind) add('e.kind IN (SELECT value FROM json_each(:kinds))', 'kinds', JSON.stringify(f.kind));
+  if (f.k !== undefined) add('e.expected_k = :k', 'k', f.k);
+  if (f.minReward !== undefined) add('e.reward >= :minReward', 'minReward', f.minReward);
+  if (f.maxReward !== undefined) add('e.reward <= :maxReward', 'maxReward', f.maxReward);
+  if (f.clipped === 'any') add('e.clipped IS NOT NULL');
+  else if (f.clipped === 'none') add('e.clipped IS NULL');
+  else if (f.clipped) add('e.clipped = :clipped', 'clipped', f.clipped);
+  if (f.role !== undefined) add('EXISTS (SELECT 1 FROM members m WHERE m.event_id = e.id AND m.role = :role)', 'role', f.role);
+  if (f.complete !== undefined) add('e.complete = :complete', 'complete', +f.complete);
+  if (f.parseFailures === true) add('e.invalid_members > 0');
+  else if (f.parseFailures === false) add('e.invalid_members = 0');
+  if (f.split !== undefined) add('(SELECT p.split FROM episodes p WHERE p.id = e.episode_id) = :split', 'split', f.split);
+  return { sql: clauses.join(' AND '), params };
+}
+
+/** One page of event summaries matching `filter`, in (step, id) order. */
+export function listEvents(db: LabDb, runId: number, filter: EventFilter = {}, page: EventPageRequest): EventPage {
+  if (!(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MAX_PAGE)) {
+    throw new Error(`listEvents: page.limit must be an integer in 1..${MAX_PAGE}, got ${page.limit}`);
+  }
+  const { sql, params } = whereClause(runId, filter);
+  const after = page.after ? ' AND (e.step, e.id) > (:afterStep, :afterId)' : '';
+  if (page.after) Object.assign(params, { afterStep: page.after.step, afterId: page.after.id });
+  params.limit = page.limit + 1; // one extra row says whether a next page exists
+  const rows = db
+    .stmt<[Record<string, unknown>], EventRow>(`SELECT e.* FROM events e WHERE ${sql}${after} ORDER BY e.step, e.id LIMIT :limit`)
+    .all(params);
+  const events = rows.slice(0, page.limit).map(toSummary);
+  const last = events[events.length - 1];
+  return { events, next: rows.length > page.limit ? { step: last.step, id: last.id } : null };
+}
+
+/** How many events match `filter` (for "n events" in the trace list; scans the matches). */
+export function countEvents(db: LabDb, runId: number, filter: EventFilter = {}): number {
+  const { sql, params } = whereClause(runId, filter);
+  return db.stmt(`SELECT count(*) FROM events e WHERE ${sql}`).pluck().get(params) as number;
+}
+
+/** One event with its members (tokens decoded when the step stored them); null if absent. */
+export function getEvent(db: LabDb, eventId: number): EventDetail | null {
+  const row = db.stmt<[number], EventRow>(EVENT).get(eventId);
+  if (!row) return null;
+  const members = db.stmt<[number], MemberRow>(EVENT_MEMBERS).all(eventId).map(toMember);
+  return { ...toSummary(row), members };
+}
+
+/** One episode with its events in seq order, each with its members; null if absent. */
+export function getEpisode(db: LabDb, episodeId: number): EpisodeDetail | null {
+  const ep = db.stmt<[number], EpisodeRow>(EPISODE).get(episodeId);
+  if (!ep) return null;
+  const byEvent = new Map<number, StoredMember[]>();
+  for (const m of db.stmt<[number], MemberRow>(EPISODE_MEMBERS).all(episodeId)) {
+    const list = byEvent.get(m.event_id) ?? [];
+    list.push(toMember(m));
+    byEvent.set(m.event_id, list);
+  }
+  const events = db
+    .stmt<[number], EventRow>(EPISODE_EVENTS)
+    .all(episodeId)
+    .map((r) => ({ ...toSummary(r), members: byEvent.get(r.id) ?? [] }));
+  return {
+    id: ep.id,
+    runId: ep.run_id,
+    step: ep.step,
+    key: ep.key,
+    split: ep.split,
+    taskId: ep.task_id,
+    benchmark: ep.benchmark,
+    rollout: ep.rollout,
+    finalAnswer: ep.final_answer,
+    reward: ep.reward,
+    correct: ep.correct === 1,
+    generatedTokens: ep.generated_tokens,
+    calls: ep.calls,
+    toolCalls: ep.tool_calls,
+    latencyMs: ep.latency_ms,
+    events,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Metric series for charts: every point under maxPoints, min/max buckets above it (at most
+ * maxPoints points, spikes and NaNs kept, step order), step ranges, and the key list.
+ */
+import { describe, expect, it } from 'vitest';
+import { LabStore, type MetricPoint } from '../../../src/core/store';
+import { newRun } from './fixtures/makeStep';
+
+function storeWithSeries(values: number[], steps = values.map((_, i) => i)): { s: LabStore; run: number } {
+  const s = LabStore.open(':memory:');
+  const run = s.createRun(newRun());
+  values.forEach((v, i) =>
+    s.writeStep(run, { step: steps[i], wallTime: 1000 + steps[i], metrics: { loss: v, 'clip/frac_high': i % 7 }, episodes: [], tokens: false }),
+  );
+  return { s, run };
+}
+
+/** Slow reference: cut the points into floor(maxPoints/2) runs by index, keep each run's extremes. */
+function referenceDownsample(points: MetricPoint[], maxPoints: number): MetricPoint[] {
+  if (points.length <= maxPoints) return points;
+  const buckets = Math.floor(maxPoints / 2);
+  const out: MetricPoint[] = [];
+  for (let b = 0; b < buckets; b++) {
+    const inBucket = points.filter((_, i) => Math.floor((i * buckets) / points.length) === b);
+    const key = (p: MetricPoint) => (Number.isNaN(p.value) ? -Infinity : p.value);
+    const min = inBucket.reduce((a, p) => (key(p) < key(a) ? p : a));
+    const finite = inBucket.filter((p) => !Number.isNaN(p.value));
+    const max = finite.length ? finite.reduce((a, p) => (p.value > a.value ? p : a)) : min;
+    out.push(...[...new Set([min, max])].sort((x, y) => x.step - y.step));
+  }
+  return out;
+}
+
+const noisy = (n: number, seed = 1): number[] => {
+  let s = seed;
+  return Array.from({ length: n }, (_, i) => Math.sin(i / 50) + ((s = (s * 16807) % 2147483647) / 2147483647 - 0.5) * 0.1);
+};
+
+describe('metricSeries', () => {
+  it('returns every point, in step order, when there are no more than maxPoints', () => {
+    const { s, run } = storeWithSeries([3, 1, 2]);
+    expect(s.metricSeries(run, 'loss')).toEqual([
+      { step: 0, value: 3, wallTime: 1000 },
+      { step: 1, value: 1, wallTime: 1001 },
+      { step: 2, value: 2, wallTime: 1002 },
+    ]);
+    expect(s.metricSeries(run, 'loss', { maxPoints: 3 })).toHaveLength(3);
+    expect(s.metricSeries(run, 'nope')).toEqual([]);
+  });
+
+  it('keeps a single spike and returns at most maxPoints points', () => {
+    const values = noisy(5000);
+    values[3217] = 50; // one spike
+    values[1234] = -40; // one dip
+    const { s, run } = storeWithSeries(values);
+    for (const maxPoints of [2, 3, 100, 101, 1000]) {
+      const got = s.metricSeries(run, 'loss', { maxPoints });
+      expect(got.length).toBeLessThanOrEqual(maxPoints);
+      expect(got.length).toBeGreaterThanOrEqual(maxPoints - 1);
+      expect(got.some((p) => p.step === 3217 && p.value === 50)).toBe(true);
+      if (maxPoints > 2) expect(got.some((p) => p.step === 1234 && p.value === -40)).toBe(true);
+      const steps = got.map((p) => p.step);
+      expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    }
+  });
+
+  it('matches the slow per-bucket reference, NaNs included', () => {
+    const values = noisy(997, 3);
+    values[10] = NaN;
+    values[500] = NaN;
+    values[501] = Infinity;
+    const steps = values.map((_, i) => i * 3 + (i % 2)); // sparse, uneven steps
+    const { s, run } = storeWithSeries(values, steps);
+    const all = s.metricSeries(run, 'loss');
+    expect(all).toHaveLength(997);
+    for (const maxPoints of [2, 10, 99, 400]) {
+      expect(s.metricSeries(run, 'loss', { maxPoints })).toEqual(referenceDownsample(all, maxPoints));
+    }
+    const got = s.metricSeries(run, 'loss', { maxPoints: 50 });
+    expect(got.some((p) => p.step === steps[10] && Number.isNaN(p.value))).toBe(true);
+    expect(got.some((p) => p.value === Infinity)).toBe(true);
+  });
+
+  it('restricts to a step range, then downsamples within it', () => {
+    const { s, run } = storeWithSeries(noisy(300));
+    expect(s.metricSeries(run, 'loss', { fromStep: 10, toStep: 19 }).map((p) => p.step)).toEqual(
+      Array.from({ length: 10 }, (_, i) => 10 + i),
+    );
+    const got = s.metricSeries(run, 'loss', { fromStep: 100, toStep: 199, maxPoints: 20 });
+    expect(got.length).toBe(20);
+    expect(got.every((p) => p.step >= 100 && p.step <= 199)).toBe(true);
+    expect(() => s.metricSeries(run, 'loss', { maxPoints: 1 })).toThrow(/maxPoints must be an integer >= 2/);
+  });
+});
+
+describe('metricKeys', () => {
+  it('lists the distinct keys of a run, sorted, and nothing of other runs', () => {
+    const { s, run } = storeWithSeries([1, 2, 3]);
+    const other = s.createRun(newRun());
+    s.writeStep(other, { step: 0, wallTime: 0, metrics: { 'other/x': 1 }, episodes: [], tokens: false });
+    expect(s.metricKeys(run)).toEqual(['clip/frac_high', 'loss']);
+    expect(s.metricKeys(other)).toEqual(['other/x']);
+    expect(s.metricKeys(999)).toEqual([]);
+  });
+});
