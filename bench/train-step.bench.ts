@@ -1,0 +1,63 @@
+/**
+ * `train-step`: one forward + backward + Adam step on 32 x 64 tokens (1-token prompt, 64-token
+ * completion: the warm-start loss) for the tiny and small presets. Achieved GFLOP/s counts
+ * matmul FLOPs only, approximately: 6 x (matmul parameters) x tokens for the weight products
+ * (forward 2, backward 4; the one-hot embedding product included) plus 12 x layers x B x T^2 x d
+ * for attention (QK^T and AV, forward and backward, full T x T: the causal half is not skipped).
+ * `roofline_frac` = that / GFLOP/s of a plain 1024 x 1024 matmul on the same backend in this run,
+ * for the larger preset (goal >= 0.5).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { matmulParameterCount, modelConfig, type ModelPresetName } from '../src/core/models/config';
+import { mulberry32 } from '../src/core/models/random';
+import { Transformer } from '../src/core/models/transformer';
+import { trainStep } from '../src/core/models/warmstart';
+import { benchBackend, headline, timeMedian } from './lib';
+
+const B = 32;
+const T = 64;
+
+async function matmulGflops(): Promise<number> {
+  const a = tf.randomNormal([1024, 1024]);
+  const b = tf.randomNormal([1024, 1024]);
+  const ms = await timeMedian(async () => {
+    const c = tf.matMul(a, b);
+    await c.data(); // waits for the device
+    c.dispose();
+  }, 7, 2);
+  tf.dispose([a, b]);
+  return (2 * 1024 ** 3) / ms / 1e6;
+}
+
+async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: number; gflops: number }> {
+  const config = modelConfig(preset);
+  const model = new Transformer(config);
+  const rand = mulberry32(5);
+  const batch = Array.from({ length: B }, () => ({ prompt: [1], completion: Array.from({ length: T }, () => 12 + Math.floor(rand() * 96)) }));
+  const opt = tf.train.adam(1e-4);
+  const ms = await timeMedian(() => trainStep(model, batch, opt), runs, 1);
+  opt.dispose();
+  model.dispose();
+  const flops = 6 * matmulParameterCount(config) * B * T + 12 * config.nLayers * B * T * T * config.dModel;
+  return { ms, gflops: flops / ms / 1e6 };
+}
+
+async function main(): Promise<void> {
+  await benchBackend();
+  const peak = await matmulGflops();
+  const tiny = await stepStats('tiny', 3);
+  const small = await stepStats('small', 2);
+  for (const [name, s] of [['tiny', tiny], ['small', small]] as const) {
+    console.log(`${name}: ${s.ms.toFixed(0)} ms/step, ${((B * T) / s.ms * 1e3).toFixed(0)} tokens/s, ${s.gflops.toFixed(1)} GFLOP/s`);
+  }
+  console.log(`plain 1024x1024 matmul: ${peak.toFixed(1)} GFLOP/s`);
+  headline('train-step', {
+    tiny_tok_s: ((B * T) / tiny.ms) * 1e3,
+    small_tok_s: ((B * T) / small.ms) * 1e3,
+    small_gflops: small.gflops,
+    matmul_gflops: peak,
+    roofline_frac: small.gflops / peak,
+  });
+}
+
+void main();

@@ -1,0 +1,162 @@
+/**
+ * Named run presets: a typed registry of partial configs layered on the defaults (and, for the
+ * baselines and ablations, on `math-quick`). `presetConfig(name, overrides)` resolves one.
+ *
+ * - math-quick / search-quick: built-in tasks, tiny models warm-started from resources/warmstart,
+ *   sized for 2 CPU cores (a few minutes per run).
+ * - math-paper / search-paper: the paper's shapes (section 5: G = 8, n = 16, K up to 3 solvers
+ *   or searchers, router-chosen K) on larger models, meant for tfjs-node-gpu.
+ * - Baselines (paper tables): single-agent GRPO, shared and per-role GRPO, Dr. MAS, SRPO.
+ * - Ablations: K = 1 against K = 3; sum, mean and sqrt set normalisation; token reduction.
+ */
+import { resolveRunConfig, type RunConfig, type RunConfigInput } from './runConfig';
+
+type Patch = { [K in keyof RunConfigInput]?: RunConfigInput[K] extends object ? Partial<RunConfigInput[K]> : RunConfigInput[K] };
+
+interface Preset {
+  description: string;
+  /** Preset this one builds on (its patch is applied first). */
+  base?: PresetName;
+  patch: Patch;
+}
+
+export const PRESET_NAMES = [
+  'math-quick',
+  'search-quick',
+  'math-paper',
+  'search-paper',
+  'math-single-grpo',
+  'math-shared-grpo',
+  'math-per-role-grpo',
+  'math-drmas',
+  'math-srpo',
+  'math-k1',
+  'math-k3',
+  'math-setnorm-sum',
+  'math-setnorm-mean',
+  'math-setnorm-sqrt',
+  'math-reduction-token',
+] as const;
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+export const WARMSTART_DIR = 'resources/warmstart';
+
+export const PRESETS = {
+  'math-quick': {
+    description: 'Math solver-verifier workflow, K = 2, tiny shared policy warm-started; 2 CPU cores',
+    patch: {
+      steps: 30,
+      workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 2 }, maxLoops: 1 } },
+      tasks: { train: ['arith-easy', 'arith-medium'], eval: ['arith-easy', 'arith-medium'] },
+      policies: { sharing: 'shared', model: 'tiny', init: `${WARMSTART_DIR}/math-tiny` },
+      rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 24 },
+      update: { epochs: 2, miniBatches: 2 },
+      optimizer: { lr: 3e-4 },
+      eval: { every: 10, n: 4, queries: 24 },
+      checkpointEvery: 10,
+    },
+  },
+  'search-quick': {
+    description: 'Search workflow over the built-in knowledge base, K = 2 searchers, tiny shared policy; 2 CPU cores',
+    patch: {
+      steps: 30,
+      workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 2 } },
+      tasks: { train: ['kb-single', 'kb-multi'], eval: ['kb-single', 'kb-multi'] },
+      policies: { sharing: 'shared', model: 'tiny', init: `${WARMSTART_DIR}/search-tiny` },
+      rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
+      update: { epochs: 2, miniBatches: 2 },
+      eval: { every: 10, n: 4, queries: 24 },
+      checkpointEvery: 10,
+    },
+  },
+  'math-paper': {
+    description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',
+    patch: {
+      steps: 200,
+      workflow: { name: 'math', options: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 } },
+      tasks: { train: ['arith-medium', 'arith-hard'], eval: ['arith-easy', 'arith-medium', 'arith-hard'] },
+      policies: { sharing: 'per-role', model: 'base', init: null },
+      rollout: { tasksPerStep: 64, groupSize: 8, maxNewTokens: 256 },
+      update: { epochs: 2, miniBatches: 4 },
+      optimizer: { lr: 1e-4 },
+      eval: { every: 20, n: 16, queries: 200 },
+      checkpointEvery: 20,
+      backend: 'node-gpu',
+    },
+  },
+  'search-paper': {
+    description: 'Paper-shaped search run (Search-R1 setting, G = 8, router-chosen searchers <= 3, n = 16): for a GPU',
+    patch: {
+      steps: 200,
+      workflow: { name: 'search', options: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 4 } },
+      tasks: { train: ['kb-multi'], eval: ['kb-single', 'kb-multi'] },
+      policies: { sharing: 'per-role', model: 'base', init: null },
+      rollout: { tasksPerStep: 64, groupSize: 8, maxNewTokens: 256 },
+      update: { epochs: 2, miniBatches: 4 },
+      optimizer: { lr: 1e-4 },
+      eval: { every: 20, n: 16, queries: 200 },
+      checkpointEvery: 20,
+      backend: 'node-gpu',
+    },
+  },
+  'math-single-grpo': {
+    description: 'Baseline: single agent answers directly, token-level GRPO',
+    base: 'math-quick',
+    patch: { workflow: { name: 'single', options: { domain: 'math' } }, objective: { algorithm: 'grpo_token' } },
+  },
+  'math-shared-grpo': {
+    description: 'Baseline: LLM-sharing multi-agent workflow trained with token-level GRPO',
+    base: 'math-quick',
+    patch: { objective: { algorithm: 'grpo_token' } },
+  },
+  'math-per-role-grpo': {
+    description: 'Baseline: LLM non-sharing (one policy per role) with token-level GRPO',
+    base: 'math-quick',
+    patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'grpo_token' } },
+  },
+  'math-drmas': {
+    description: 'Baseline: Dr. MAS (advantages per group and agent role), per-role policies',
+    base: 'math-quick',
+    patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'drmas' } },
+  },
+  'math-srpo': {
+    description: 'SRPO with per-role policies (the paper\'s setwise regime)',
+    base: 'math-quick',
+    patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'srpo' } },
+  },
+  'math-k1': { description: 'Ablation: K = 1 (division of labour only)', base: 'math-quick', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 1 }, maxLoops: 1 } } } },
+  'math-k3': { description: 'Ablation: K = 3 (joint co-evolution)', base: 'math-quick', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 } } } },
+  'math-setnorm-sum': { description: 'Ablation: sum set normalisation (c = 1)', base: 'math-k3', patch: { objective: { setNorm: 'none' } } },
+  'math-setnorm-mean': { description: 'Ablation: mean set normalisation (c = 1/K)', base: 'math-k3', patch: { objective: { setNorm: 'mean' } } },
+  'math-setnorm-sqrt': { description: 'Ablation: sqrt set normalisation (c = 1/sqrt(K), SRPO)', base: 'math-k3', patch: { objective: { setNorm: 'sqrt' } } },
+  'math-reduction-token': { description: 'Ablation: token reduction instead of event reduction', base: 'math-k3', patch: { objective: { reduction: 'token' } } },
+} satisfies Record<PresetName, Preset>;
+
+/** Deep merge of plain objects; arrays and scalars replace. */
+export function mergeConfig<T extends Record<string, unknown>>(base: T, patch: Record<string, unknown>): T {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    const b = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? mergeConfig(b as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
+  }
+  return out as T;
+}
+
+/** The unresolved input of a preset (its base chain merged), for diffs and the UI's form. */
+export function presetInput(name: string): Record<string, unknown> {
+  if (!Object.hasOwn(PRESETS, name)) throw new Error(`unknown preset "${name}"; valid names: ${PRESET_NAMES.join(', ')}`);
+  const preset: Preset = PRESETS[name as PresetName];
+  const base = preset.base ? presetInput(preset.base) : {};
+  const patch = preset.patch as Record<string, unknown> & { workflow?: { name?: string } };
+  // A preset that switches workflow starts that workflow's options afresh (they do not mix).
+  if (patch.workflow?.name && patch.workflow.name !== (base.workflow as { name?: string } | undefined)?.name) delete base.workflow;
+  return mergeConfig(base, patch);
+}
+
+/** A preset resolved with optional overrides (deep-merged) into a validated run config. */
+export function presetConfig(name: string, overrides: Record<string, unknown> = {}): RunConfig {
+  return resolveRunConfig(mergeConfig(presetInput(name), overrides));
+}

@@ -1,0 +1,176 @@
+/**
+ * The run configuration: one typed object (zod), every field commented with its meaning and a
+ * sensible range, validated at every boundary (CLI, API, engine start) and stored frozen with
+ * every run. `resolveRunConfig` is the only way in: it fills defaults, validates the workflow's
+ * own options through that workflow's schema, and throws an error naming the field, the value
+ * and what is allowed.
+ *
+ * Not here: the named presets (presets.ts), the trainer that reads this (src/core/train).
+ * Tests: test/core/config/runConfig.test.ts.
+ */
+import { z } from 'zod';
+import { TASK_NAMES } from '../data/tasks';
+import { BACKEND_NAMES } from '../models/backend';
+import { MODEL_PRESET_NAMES } from '../models/config';
+import { POLICY_SET_KINDS } from '../models/policySet';
+import { objectiveConfigSchema } from '../srpo/config';
+import { formatSchemaError } from '../util/schemaError';
+import { getWorkflow, WORKFLOW_NAMES } from '../workflows/registry';
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const runConfigSchema = z
+  .object({
+    /** Human-readable run name; empty: the CLI names it after the preset and seed. */
+    name: z.string().max(200).default(''),
+    /** Seed of everything random in the run (task order, sampling, shuffles, init). uint32. */
+    seed: int(0, 0xffffffff).default(1),
+    /** Training steps (one rollout batch + its updates each). 1..100000. */
+    steps: int(1, 100_000).default(40),
+    /** tfjs backend: auto picks node-gpu > node > wasm > cpu (src/core/models/backend.ts). */
+    backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+
+    workflow: z
+      .object({
+        /** Multi-agent workflow: math (router?/solvers/verifier/aggregator), search, or single agent. */
+        name: z.enum(WORKFLOW_NAMES).default('math'),
+        /** The workflow's own options (K / router / loops / turns / penalties), validated by its schema
+         * (src/core/workflows/<name>.ts); e.g. { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 }. */
+        options: z.record(z.string(), z.unknown()).default({}),
+      })
+      .strict()
+      .default({ name: 'math', options: {} }),
+
+    tasks: z
+      .object({
+        /** Built-in task generators to train on (train split), mixed evenly. */
+        train: z.array(z.enum(TASK_NAMES)).min(1).default(['arith-easy']),
+        /** Benchmarks evaluated (test split); each is a built-in generator name. */
+        eval: z.array(z.enum(TASK_NAMES)).default(['arith-easy']),
+      })
+      .strict()
+      .default({ train: ['arith-easy'], eval: ['arith-easy'] }),
+
+    policies: z
+      .object({
+        /** shared: one set of weights plays every role; per-role: one set per role. */
+        sharing: z.enum(POLICY_SET_KINDS).default('shared'),
+        /** Model size preset (src/core/models/config.ts): tiny (CPU) … large (GPU). */
+        model: z.enum(MODEL_PRESET_NAMES).default('tiny'),
+        /** Checkpoint directory to start from (a warm start); null starts from random weights. */
+        init: z.string().nullable().default(null),
+      })
+      .strict()
+      .default({ sharing: 'shared', model: 'tiny', init: null }),
+
+    /** The objective: registry variant and its options (src/core/srpo/config.ts). */
+    objective: objectiveConfigSchema.default(objectiveConfigSchema.parse({})),
+
+    optimizer: z
+      .object({
+        /** Adam learning rate. 1e-6..1e-2; tiny CPU models like ~3e-4, LLM-scale 1e-6. */
+        lr: z.number().gt(0).max(1e-2).default(3e-4),
+        /** Adam beta1. [0, 1). */
+        beta1: z.number().min(0).lt(1).default(0.9),
+        /** Adam beta2. [0, 1). */
+        beta2: z.number().min(0).lt(1).default(0.999),
+        /** Adam epsilon. (0, 1e-3]. */
+        eps: z.number().gt(0).max(1e-3).default(1e-8),
+        /** Decoupled weight decay per step (AdamW style), multiplied by lr. [0, 0.5]. */
+        weightDecay: z.number().min(0).max(0.5).default(0),
+        /** Global gradient-norm clip (L2 over every trainable tensor). > 0; 1.0 typical. */
+        gradClip: z.number().gt(0).max(1e6).default(1),
+      })
+      .strict()
+      .default({ lr: 3e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, gradClip: 1 }),
+
+    rollout: z
+      .object({
+        /** Tasks drawn per step (N). 1..4096. */
+        tasksPerStep: int(1, 4096).default(8),
+        /** Rollouts per task (G): the size of each comparison group. 2..64 (1 gives no signal). */
+        groupSize: int(1, 64).default(4),
+        /** Sampling temperature. (0, 2]; 1 samples the policy itself. */
+        temperature: z.number().gt(0).max(2).default(1),
+        /** Nucleus sampling threshold. (0, 1]. */
+        topP: z.number().gt(0).max(1).default(1),
+        /** Most tokens one member output may have. 1..4096. */
+        maxNewTokens: int(1, 4096).default(32),
+      })
+      .strict()
+      .default({ tasksPerStep: 8, groupSize: 4, temperature: 1, topP: 1, maxNewTokens: 32 }),
+
+    update: z
+      .object({
+        /** Passes over each rollout batch. 1..16; > 1 lets ratios leave 1 and the clip act (SRPO.md point 4). */
+        epochs: int(1, 16).default(2),
+        /** Event-atomic mini-batches per epoch (one optimizer step each). 1..256. */
+        miniBatches: int(1, 256).default(2),
+      })
+      .strict()
+      .default({ epochs: 2, miniBatches: 2 }),
+
+    kl: z
+      .object({
+        /** Coefficient of a KL penalty to the frozen initial policy (k3 per token); 0 disables. [0, 10]. */
+        coef: z.number().min(0).max(10).default(0),
+      })
+      .strict()
+      .default({ coef: 0 }),
+
+    eval: z
+      .object({
+        /** Evaluate every this many steps (and before the first and after the last); 0 disables. */
+        every: int(0, 100_000).default(10),
+        /** Samples per query (Avg@n, Pass@n). 1..64; the paper reports n = 16. */
+        n: int(1, 64).default(4),
+        /** Queries per benchmark (a prefix of its test split). 1..10000. */
+        queries: int(1, 10_000).default(32),
+        /** Sampling temperature for evaluation. (0, 2]. */
+        temperature: z.number().gt(0).max(2).default(1),
+      })
+      .strict()
+      .default({ every: 10, n: 4, queries: 32, temperature: 1 }),
+
+    /** Save a checkpoint every this many steps (and at the end); 0: only at the end. */
+    checkpointEvery: int(0, 100_000).default(10),
+    /** Store token ids and log-probs of members every this many steps (event rows always). 1 = every step. */
+    tokenDetailEvery: int(1, 100_000).default(1),
+  })
+  .strict();
+
+export type RunConfig = z.output<typeof runConfigSchema>;
+export type RunConfigInput = z.input<typeof runConfigSchema>;
+
+/** Fill defaults and validate, including the workflow's own options; the result is frozen. */
+export function resolveRunConfig(input: unknown): RunConfig {
+  const parsed = runConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) throw new Error(formatSchemaError('run config', parsed.error, input));
+  const config = parsed.data;
+  try {
+    config.workflow.options = getWorkflow(config.workflow.name).resolveConfig(config.workflow.options) as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`run config: field "workflow.options" (${config.workflow.name}): ${(err as Error).message}`);
+  }
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(x: T): T {
+  if (x && typeof x === 'object') {
+    for (const v of Object.values(x)) deepFreeze(v);
+    Object.freeze(x);
+  }
+  return x;
+}
+
+/** Sets `a.b.c = value` on a plain object (for `--set a.b.c=value`), creating objects on the way. */
+export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let cur: Record<string, unknown> = target;
+  for (const k of keys.slice(0, -1)) {
+    if (cur[k] === undefined) cur[k] = {};
+    if (typeof cur[k] !== 'object' || cur[k] === null || Array.isArray(cur[k])) throw new Error(`--set ${path}: "${k}" is not an object`);
+    cur = cur[k] as Record<string, unknown>;
+  }
+  cur[keys[keys.length - 1]] = value;
+}

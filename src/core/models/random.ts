@@ -1,0 +1,58 @@
+/**
+ * Seeded pseudo-random numbers for the model code: parameter initialisation, sampling and data
+ * shuffling. mulberry32 (a 32-bit state generator, good enough for sampling and init, not for
+ * cryptography) plus Box-Muller normals. Never Math.random: a run is reproducible from its seed.
+ *
+ * Tested through test/core/models/sampler.test.ts (seeded sampling reproducible) and
+ * transformer.test.ts (same seed, same weights).
+ */
+
+/** A stream of uniforms in [0, 1). */
+export type Uniform = () => number;
+
+/** mulberry32: one 32-bit state word, period 2^32. */
+export function mulberry32(seed: number): Uniform {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Mixes integers into one 32-bit seed (a stream per row, per parameter, per epoch). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x811c9dc5;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
+    h = Math.imul(h ^ (h >>> 13), 0x5bd1e995) >>> 0;
+    h ^= h >>> 15;
+  }
+  return h >>> 0;
+}
+
+/** n standard-normal float32 values scaled by std (Box-Muller on a mulberry32 stream). */
+export function normalArray(n: number, std: number, seed: number): Float32Array {
+  const rand = mulberry32(seed);
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i += 2) {
+    const u1 = 1 - rand(); // (0, 1]: log is finite
+    const u2 = rand();
+    const r = Math.sqrt(-2 * Math.log(u1)) * std;
+    out[i] = r * Math.cos(2 * Math.PI * u2);
+    if (i + 1 < n) out[i + 1] = r * Math.sin(2 * Math.PI * u2);
+  }
+  return out;
+}
+
+/** Fisher-Yates shuffle of 0..n-1. */
+export function permutation(n: number, rand: Uniform): number[] {
+  const idx = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [idx[i], idx[j]] = [idx[j], idx[i]];
+  }
+  return idx;
+}

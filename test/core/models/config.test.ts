@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { MODEL_PRESET_NAMES, modelConfig, parameterCount, resolveModelConfig } from '../../../src/core/models/config';
+
+describe('model config', () => {
+  it('presets are valid and sized as documented', () => {
+    const counts = Object.fromEntries(MODEL_PRESET_NAMES.map((n) => [n, parameterCount(modelConfig(n))]));
+    expect(counts.tiny).toBeLessThan(1e6);
+    expect(counts.tiny).toBeGreaterThan(0.5e6);
+    expect(counts.small).toBeGreaterThan(3e6);
+    expect(counts.small).toBeLessThan(8e6);
+    expect(counts.base).toBeGreaterThan(10e6);
+    expect(counts.large).toBeGreaterThan(counts.base);
+  });
+
+  it('counts parameters: tiny = embeddings + 12 d^2 per layer + norms + head', () => {
+    const c = modelConfig('tiny');
+    const d = 128;
+    const expected = 108 * d + 256 * d + 4 * (12 * d * d + 2 * d) + d + d * 108;
+    expect(parameterCount(c)).toBe(expected);
+    expect(parameterCount(modelConfig('tiny', { tiedEmbeddings: true }))).toBe(expected - d * 108);
+  });
+
+  it('rejects heads that do not divide the width, naming the field', () => {
+    expect(() => modelConfig('tiny', { nHeads: 3 })).toThrow(/nHeads.*must divide dModel/);
+  });
+
+  it('rejects a fractional MLP width, bad types and unknown fields', () => {
+    expect(() => modelConfig('tiny', { mlpRatio: 1.003 })).toThrow(/mlpRatio/);
+    expect(() => resolveModelConfig({ ...modelConfig('tiny'), nLayers: 0 })).toThrow(/nLayers/);
+    expect(() => resolveModelConfig({ ...modelConfig('tiny'), dropout: 0.1 })).toThrow(/model config/);
+  });
+
+  it('an unknown preset lists the valid names', () => {
+    expect(() => modelConfig('huge')).toThrow(/tiny, small, base, large/);
+  });
+});
