@@ -57,11 +57,17 @@ export const runConfigSchema = z
         sharing: z.enum(POLICY_SET_KINDS).default('shared'),
         /** Model size preset (src/core/models/config.ts): tiny (CPU) … large (GPU). */
         model: z.enum(MODEL_PRESET_NAMES).default('tiny'),
+        /** Overrides of the preset's shape (dModel, nLayers, nHeads, contextLength, mlpRatio), e.g. for tests. */
+        modelOverrides: z
+          .object({ dModel: int(16, 4096), nLayers: int(1, 64), nHeads: int(1, 64), contextLength: int(8, 8192), mlpRatio: z.number().min(1).max(8) })
+          .partial()
+          .strict()
+          .default({}),
         /** Checkpoint directory to start from (a warm start); null starts from random weights. */
         init: z.string().nullable().default(null),
       })
       .strict()
-      .default({ sharing: 'shared', model: 'tiny', init: null }),
+      .default({ sharing: 'shared', model: 'tiny', modelOverrides: {}, init: null }),
 
     /** The objective: registry variant and its options (src/core/srpo/config.ts). */
     objective: objectiveConfigSchema.default(objectiveConfigSchema.parse({})),

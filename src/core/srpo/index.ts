@@ -3,6 +3,7 @@
  * ../shared/design/SRPO.md (the formulas) for what each piece computes.
  */
 export { computeObjective, objectiveConfig, objectiveForTraining, prepareObjectiveBatch } from './objective';
+export { batchMetrics } from './batchMetrics';
 export { referenceObjective, type ReferenceReport } from './reference';
 export { ALGORITHMS, REDUCTIONS, SET_NORMS, LOG_RATIO_CLAMP, resolveObjectiveConfig, objectiveConfigSchema } from './config';
 export type { Algorithm, ObjectiveConfig, ObjectiveConfigInput, Reduction, SetNorm } from './config';

@@ -1,0 +1,139 @@
+/**
+ * The policy update on a synthetic step (random prompts and outputs scored by real tiny
+ * policies, rewards that differ within groups): event-atomic mini-batches grouped by policy,
+ * ratios exactly 1 before the first update (the old log-probs come from the same scorer), every
+ * parameter of a trained policy moves and versions count optimizer steps, a non-finite loss
+ * skips the update and changes nothing, and no tensor leaks.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { resolveRunConfig } from '../../../src/core/config';
+import { modelConfig, PolicySet, scoreCompletionsData, mulberry32, readParameters } from '../../../src/core/models';
+import { computeObjective, objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../../../src/core/srpo';
+import { AdamW } from '../../../src/core/train/optimizer';
+import { runUpdate, subBatch, type MemberSample } from '../../../src/core/train/update';
+
+function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
+  const rand = mulberry32(seed);
+  const policies = new PolicySet(sharing, modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 64, seed }), ['solver', 'verifier']);
+  const samples: (MemberSample & { role: string })[] = [];
+  const batch: ObjectiveBatch = { events: [], members: [] };
+  for (let e = 0; e < 8; e++) {
+    const k = e % 2 === 0 ? 1 + Math.floor(rand() * 3) : 1;
+    const role = e % 2 === 0 ? 'solver' : 'verifier';
+    batch.events.push({ id: `e${e}`, group: `task${e % 4 < 2 ? 0 : 1}/${role}`, reward: Math.round(rand() * 4) / 4, expectedK: k });
+    for (let j = 0; j < k; j++) {
+      const len = 2 + Math.floor(rand() * 10);
+      samples.push({
+        role,
+        policyId: policies.policyFor(role).id,
+        promptTokens: [1, ...Array.from({ length: 5 }, () => 12 + Math.floor(rand() * 90))],
+        outputTokens: Array.from({ length: len }, () => 12 + Math.floor(rand() * 90)),
+      });
+      batch.members.push({ event: `e${e}`, role, logpCur: [], logpOld: [], mask: [] });
+    }
+  }
+  for (const id of policies.ids()) {
+    const idx = samples.map((s, i) => (s.policyId === id ? i : -1)).filter((i) => i >= 0);
+    const scored = scoreCompletionsData(policies.get(id).model, idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })));
+    idx.forEach((i, r) => {
+      const lp = scored.logp[r].slice(0, samples[i].outputTokens.length);
+      Object.assign(batch.members[i], { logpCur: lp, logpOld: lp, mask: lp.map(() => 1) });
+    });
+  }
+  return { policies, samples, batch };
+}
+
+function context(policies: PolicySet, update: { epochs: number; miniBatches: number }) {
+  const config = resolveRunConfig({ update, optimizer: { lr: 1e-2 } });
+  const optimizers = new Map(policies.policies().map((p) => [p.id, new AdamW(p.model.params, config.optimizer)]));
+  return { config, optimizers, ctx: { policies, optimizers, config, padId: 0, seed: 3 } };
+}
+
+describe('event-atomic policy update', () => {
+  it('builds mini-batches of whole events with rows grouped by policy', () => {
+    const { policies, samples, batch } = synthetic(1);
+    const prepared = prepareObjectiveBatch(batch, objectiveConfig({}));
+    const sub = subBatch(prepared, [0, 2, 3, 6], samples, policies.ids());
+    sub.prepared.events.forEach((ev) => expect(ev.members).toHaveLength(ev.k));
+    expect(sub.prepared.members).toHaveLength([0, 2, 3, 6].reduce((a, e) => a + prepared.events[e].k, 0));
+    const rowPolicies = sub.prepared.members.map((m) => samples[m.source].policyId);
+    expect(rowPolicies).toEqual([...rowPolicies].sort((a, b) => policies.ids().indexOf(a) - policies.ids().indexOf(b)));
+    sub.groups.forEach((g) => g.rows.forEach((r) => expect(rowPolicies[r]).toBe(g.policyId)));
+    policies.dispose();
+  });
+
+  it('starts from ratio 1 exactly: the update scores with the code that made the old log-probs', async () => {
+    const { policies, samples, batch } = synthetic(2);
+    const objective = objectiveConfig({});
+    const prepared = prepareObjectiveBatch(batch, objective);
+    const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 1 });
+    const r = runUpdate(prepared, samples, objective, ctx);
+    const expected = await computeObjective(batch, objective);
+    expect(r.metrics['loss/policy']).toBeCloseTo(expected.loss, 5);
+    expect(r.metrics['ratio/mean']).toBeCloseTo(1, 5);
+    expect(r.metrics['clip/frac']).toBe(0);
+    [...r.events.values()].forEach((e) => expect(e.ratio).toBeCloseTo(1, 5));
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
+  it('moves every parameter of each trained policy, counts versions, and lets ratios leave 1', () => {
+    const { policies, samples, batch } = synthetic(3);
+    const objective = objectiveConfig({});
+    const prepared = prepareObjectiveBatch(batch, objective);
+    expect(prepared.events.some((e) => e.advantage !== 0)).toBe(true);
+    const before = new Map(policies.policies().map((p) => [p.id, readParameters(p.model)]));
+    const { ctx, optimizers } = context(policies, { epochs: 2, miniBatches: 2 });
+    const r = runUpdate(prepared, samples, objective, ctx);
+    expect(r.applied).toBe(4);
+    expect(r.skipped).toBe(0);
+    for (const p of policies.policies()) {
+      expect(p.version).toBeGreaterThanOrEqual(2);
+      expect(p.version).toBeLessThanOrEqual(4);
+      const after = readParameters(p.model);
+      for (const [name, values] of before.get(p.id)!) {
+        expect(values.some((v, i) => v !== after.get(name)![i]), `${p.id}.${name} moved`).toBe(true);
+      }
+    }
+    expect([...r.events.values()].some((e) => Math.abs(e.ratio - 1) > 1e-4)).toBe(true);
+    expect(r.memberLogRatios.size).toBe(prepared.members.length);
+    for (const [k, v] of Object.entries(r.metrics)) expect(Number.isFinite(v), k).toBe(true);
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
+  it('skips an update whose loss is not finite, changing nothing', () => {
+    const { policies, samples, batch } = synthetic(4, 'shared');
+    const objective = objectiveConfig({});
+    const prepared = prepareObjectiveBatch(batch, objective);
+    const model = policies.get('shared').model;
+    const poisoned = new Map(readParameters(model));
+    poisoned.set('head', poisoned.get('head')!.map(() => NaN));
+    model.assign(poisoned);
+    const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 2 });
+    const r = runUpdate(prepared, samples, objective, ctx);
+    expect(r.applied).toBe(0);
+    expect(r.skipped).toBe(2);
+    expect(r.lastSkipReason).toMatch(/non-finite/);
+    expect(policies.get('shared').version).toBe(0);
+    const after = readParameters(model);
+    expect(after.get('wte')).toEqual(poisoned.get('wte'));
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
+  it('leaks no tensors', () => {
+    const { policies, samples, batch } = synthetic(5);
+    const objective = objectiveConfig({ algorithm: 'grpo_token' });
+    const prepared = prepareObjectiveBatch(batch, objective);
+    const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 2 });
+    runUpdate(prepared, samples, objective, ctx);
+    const before = tf.memory().numTensors;
+    runUpdate(prepared, samples, objective, ctx);
+    runUpdate(prepared, samples, objectiveConfig({ algorithm: 'srpo', dualClip: 3 }), ctx);
+    expect(tf.memory().numTensors).toBe(before);
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+});
