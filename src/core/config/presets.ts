@@ -41,6 +41,10 @@ export type PresetName = (typeof PRESET_NAMES)[number];
 
 export const WARMSTART_DIR = 'resources/warmstart';
 
+/** The quick presets' policy shape: d64 x 2 layers (~0.13M parameters), small enough for a
+ * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
+const QUICK_MODEL = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
+
 export const PRESETS = {
   'math-quick': {
     description: 'Math solver-verifier workflow, K = 2, tiny shared policy warm-started; 2 CPU cores',
@@ -48,7 +52,7 @@ export const PRESETS = {
       steps: 30,
       workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 2 }, maxLoops: 1 } },
       tasks: { train: ['arith-easy', 'arith-medium'], eval: ['arith-easy', 'arith-medium'] },
-      policies: { sharing: 'shared', model: 'tiny', init: `${WARMSTART_DIR}/math-tiny` },
+      policies: { sharing: 'shared', model: 'tiny', modelOverrides: QUICK_MODEL, init: `${WARMSTART_DIR}/math-tiny` },
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 24 },
       update: { epochs: 2, miniBatches: 2 },
       optimizer: { lr: 3e-4 },
@@ -60,9 +64,9 @@ export const PRESETS = {
     description: 'Search workflow over the built-in knowledge base, K = 2 searchers, tiny shared policy; 2 CPU cores',
     patch: {
       steps: 30,
-      workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 2 } },
+      workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 2, topK: 1, docChars: 100 } },
       tasks: { train: ['kb-single', 'kb-multi'], eval: ['kb-single', 'kb-multi'] },
-      policies: { sharing: 'shared', model: 'tiny', init: `${WARMSTART_DIR}/search-tiny` },
+      policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, contextLength: 384 }, init: `${WARMSTART_DIR}/search-tiny` },
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
       update: { epochs: 2, miniBatches: 2 },
       eval: { every: 10, n: 4, queries: 24 },

@@ -1,8 +1,10 @@
 /**
  * A seeded PRNG (mulberry32) for task generation and anything else that must be reproducible:
  * the same seed gives the same stream on every machine. Never Math.random.
- * String seeds are hashed with FNV-1a. Tested through the generators' determinism tests.
+ * String seeds are hashed with FNV-1a; the stream is util/random.ts's mulberry32. Tested through the generators' determinism tests.
  */
+
+import { mulberry32 } from '../util/random';
 
 export interface Rng {
   /** Uniform in [0, 1). */
@@ -29,14 +31,7 @@ export function hashSeed(seed: string | number): number {
 }
 
 export function createRng(seed: string | number): Rng {
-  let state = hashSeed(seed);
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(hashSeed(seed));
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
   return {
     next,

@@ -7,20 +7,9 @@
  * transformer.test.ts (same seed, same weights).
  */
 
-/** A stream of uniforms in [0, 1). */
-export type Uniform = () => number;
+import { mulberry32, type Uniform } from '../util/random';
 
-/** mulberry32: one 32-bit state word, period 2^32. */
-export function mulberry32(seed: number): Uniform {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32, type Uniform };
 
 /** Mixes integers into one 32-bit seed (a stream per row, per parameter, per epoch). */
 export function mixSeed(...parts: number[]): number {

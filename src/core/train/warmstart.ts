@@ -20,11 +20,11 @@ export interface WarmStartRequest {
   preset: string;
   /** Output directory (created; replaced if present). */
   out: string;
-  /** Supervised epochs over the demonstrations. Default 4. */
+  /** Supervised epochs over the demonstrations. Default 8. */
   epochs?: number;
   /** Seed of demonstrations, init and shuffles. Default 1. */
   seed?: number;
-  /** Episodes of demonstrations per train task generator. Default 300. */
+  /** Episodes of demonstrations per train task generator. Default 150. */
   episodes?: number;
   /** Extra run-config overrides (e.g. smaller models in tests). */
   overrides?: Record<string, unknown>;
@@ -41,7 +41,7 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
       generator,
       workflow: config.workflow.name,
       config: config.workflow.options,
-      episodes: req.episodes ?? 300,
+      episodes: req.episodes ?? 150,
       seed,
       tools: corpus ? { search: Bm25Retriever.open(corpus) } : undefined,
     });
@@ -50,7 +50,7 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
   const { policies, tokenizer } = initialPolicies(config);
   try {
     const reports = warmStart(policies, tokenizer, demos.map((d) => ({ ...d, role: d.role as Role })), {
-      epochs: req.epochs ?? 4,
+      epochs: req.epochs ?? 8,
       batchSize: 8,
       learningRate: 2e-3,
       seed,

@@ -1,0 +1,57 @@
+/**
+ * `train-loop`: one training step of the `math-quick` preset at its real sizes (N 8 x G 4, K 2,
+ * 24 new tokens, 2 epochs x 2 mini-batches, eval of 24 queries x n 4 on 2 benchmarks: step 0 is
+ * an eval step) through the Trainer with a real file-backed store, split by phase from the step's
+ * own `time/*` metrics (rollout, old log-probs, update, eval, checkpoint) plus the store write
+ * (Trainer.lastStoreTimeMs, the step's one transaction). Starts from random weights when the
+ * warm-start checkpoint (resources/warmstart/math-tiny) is absent; says which.
+ *
+ * Headline: `BENCH train-loop store_frac=<store / (step + store)> step_s=<step incl. store>
+ * member_rows_s=<member rows written per second of store time>`. Nothing asserts on time.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { presetConfig, WARMSTART_DIR } from '../src/core/config';
+import { LabStore } from '../src/core/store';
+import { Trainer } from '../src/core/train/trainer';
+import { benchBackend, headline } from './lib';
+
+async function main(): Promise<void> {
+  await benchBackend();
+  const root = resolve(__dirname, '..');
+  const warm = existsSync(join(root, WARMSTART_DIR, 'math-tiny'));
+  const config = presetConfig('math-quick', warm ? {} : { policies: { init: null } });
+  console.log(`math-quick: ${warm ? 'warm start' : 'random init (no resources/warmstart/math-tiny)'}; ` + `N ${config.rollout.tasksPerStep} x G ${config.rollout.groupSize}, eval ${config.eval.queries} queries x n ${config.eval.n}`);
+
+  const dir = mkdtempSync(join(tmpdir(), 'srpo-bench-loop-'));
+  const store = LabStore.open(join(dir, 'lab.db'));
+  const runId = store.createRun({ name: 'bench', preset: 'math-quick', config, seed: config.seed, workflow: config.workflow.name, algorithm: config.objective.algorithm });
+  const trainer = new Trainer({ config, runDir: join(dir, 'runs', String(runId)), store, runId, baseDir: root });
+  const summary = trainer.step(0);
+  const storeS = trainer.lastStoreTimeMs / 1000;
+  trainer.dispose();
+
+  const m = summary.metrics;
+  const stepS = summary.wallMs / 1000 + storeS; // time/step ends before the store write
+  const members = store.db.raw.prepare('SELECT count(*) FROM members WHERE run_id = ? AND step = 0').pluck().get(runId) as number;
+  const events = store.db.raw.prepare('SELECT count(*) FROM events WHERE run_id = ? AND step = 0').pluck().get(runId) as number;
+  store.close();
+
+  const phases: [string, number][] = [
+    ['eval', m['time/eval'] ?? 0],
+    ['rollout', m['time/rollout'] ?? 0],
+    ['old log-probs', m['time/old_logp'] ?? 0],
+    ['update', m['time/update'] ?? 0],
+    ['checkpoint', m['time/checkpoint'] ?? 0],
+    ['store', storeS],
+  ];
+  const other = stepS - phases.reduce((a, [, s]) => a + s, 0);
+  for (const [name, s] of [...phases, ['other', other] as [string, number]]) {
+    console.log(`${name.padEnd(14)} ${s.toFixed(3).padStart(8)} s  ${((100 * s) / stepS).toFixed(1).padStart(5)} %`);
+  }
+  console.log(`step           ${stepS.toFixed(3).padStart(8)} s; ${events} events, ${members} member rows; reward ${m['reward/mean']?.toFixed(3)}`);
+  headline('train-loop', { store_frac: storeS / stepS, step_s: stepS, member_rows_s: members / Math.max(storeS, 1e-9), eval_frac: (m['time/eval'] ?? 0) / stepS });
+}
+
+void main();

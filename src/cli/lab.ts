@@ -1,0 +1,96 @@
+/**
+ * Helpers every run command shares: the `--db` path (default ./lab.db), opening the store for
+ * reading or writing, finding a run by id, and number/time formatting for tables.
+ * Tests: test/cli/train.test.ts.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LabStore, type RunRecord } from '../core/store';
+import type { ParsedArgs } from './args';
+
+export const DEFAULT_DB = './lab.db';
+
+export function dbPathOf(args: ParsedArgs): string {
+  return resolve(args.options.db ?? DEFAULT_DB);
+}
+
+/** Opens the lab database; `create` false: it must exist (read commands never create one). */
+export function openLab(args: ParsedArgs, create: boolean): { store: LabStore; dbPath: string } {
+  const dbPath = dbPathOf(args);
+  if (!create && !existsSync(dbPath)) throw new Error(`no lab database at ${dbPath} (train a run first, or pass --db PATH)`);
+  return { store: LabStore.open(dbPath), dbPath };
+}
+
+export function runArg(args: ParsedArgs, command: string): number {
+  const v = args.positionals[0];
+  const id = Number(v);
+  if (v === undefined || !Number.isInteger(id) || id < 1) throw new Error(`${command} expects a run id (see srpo-lab runs), got ${v ?? 'nothing'}`);
+  return id;
+}
+
+export function getRunOrThrow(store: LabStore, runId: number, dbPath: string): RunRecord {
+  const run = store.getRun(runId);
+  if (!run) {
+    const ids = store.listRuns().map((r) => r.id);
+    throw new Error(`no run ${runId} in ${dbPath}; runs: ${ids.length ? ids.join(', ') : 'none'}`);
+  }
+  return run;
+}
+
+/** A number for a table: '-' for absent, 'NaN' kept visible. */
+export function num(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined) return '-';
+  if (Number.isNaN(x)) return 'NaN';
+  return Number.isInteger(x) && Math.abs(x) < 1e6 ? String(x) : x.toFixed(digits);
+}
+
+/** A rate or mean with a fixed number of decimals ('-' absent, NaN kept visible). */
+export function fixed(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined) return '-';
+  return Number.isNaN(x) ? 'NaN' : x.toFixed(digits);
+}
+
+/** Local time as `YYYY-MM-DD HH:MM`. */
+export function when(ms: number | null): string {
+  if (ms === null) return '-';
+  const d = new Date(ms);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '-';
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+/** A plain text table: columns padded to their widest cell, numbers right-aligned. */
+export function table(headers: string[], rows: string[][]): string[] {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^(-?[\d.]+(e[-+]?\d+)?|-|NaN|\d+\/\d+)$/.test(r[i] ?? '')));
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
+
+/** Best value of a run's metric series (max), or null when the run has none. */
+export function bestMetric(store: LabStore, runId: number, key: string): number | null {
+  const values = store.metricSeries(runId, key).map((p) => p.value).filter((v) => Number.isFinite(v));
+  return values.length ? Math.max(...values) : null;
+}
+
+// The store has no "latest value of a key" read yet; this is one primary-key seek per key.
+const LATEST = 'SELECT step, value FROM metrics WHERE run_id = ? AND key = ? ORDER BY step DESC LIMIT 1';
+
+/** Each metric's latest recorded point (eval metrics are recorded only at eval steps). */
+export function latestMetrics(store: LabStore, runId: number): Record<string, { step: number; value: number }> {
+  const out: Record<string, { step: number; value: number }> = {};
+  for (const key of store.metricKeys(runId)) {
+    const p = store.db.stmt<[number, string], { step: number; value: number | null }>(LATEST).get(runId, key);
+    if (p) out[key] = { step: p.step, value: p.value ?? NaN };
+  }
+  return out;
+}

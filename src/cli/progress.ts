@@ -1,0 +1,85 @@
+/**
+ * What `srpo-lab train` / `resume` print while a run trains: on a terminal one progress line
+ * redrawn in place (bar, step/total, reward, eval accuracy, s/step, ETA), otherwise one plain
+ * log line per step. Pure formatting over the engine's messages; no I/O of its own beyond the
+ * writer it is given. Tests: test/cli/train.test.ts (plain lines), progress line by example.
+ */
+import type { EngineMessage } from '../core/host/messages';
+import { duration, fixed } from './lab';
+
+export class ProgressView {
+  private startedAt = 0;
+  private stepsDone = 0;
+  private lastEval: number | null = null;
+  private lastReward: number | null = null;
+  private drawn = false;
+
+  constructor(
+    private readonly out: (line: string) => void,
+    private readonly tty: { write(text: string): void; columns: number } | null,
+  ) {}
+
+  /** Prints a normal line (clearing the progress line first on a terminal). */
+  line(text: string): void {
+    this.clear();
+    this.out(text);
+  }
+
+  handle(msg: EngineMessage): void {
+    switch (msg.type) {
+      case 'ready':
+        this.startedAt = performance.now();
+        this.line(
+          `engine ready: backend ${msg.backend.name}` +
+            (msg.startStep > 0 ? `, resuming at step ${msg.startStep}` : '') +
+            `, ${msg.totalSteps - msg.startStep} steps to go`,
+        );
+        return;
+      case 'step': {
+        this.stepsDone++;
+        const m = msg.metrics;
+        if (m['reward/mean'] !== undefined) this.lastReward = m['reward/mean'];
+        if (m['eval/macro/avg'] !== undefined) this.lastEval = m['eval/macro/avg'];
+        const remaining = msg.totalSteps - msg.step; // the final eval-only step counts as one
+        const perStep = (performance.now() - this.startedAt) / 1000 / this.stepsDone;
+        const eta = duration(perStep * Math.max(0, remaining));
+        if (msg.final) {
+          this.line(`final eval (after ${msg.totalSteps} steps): macro avg ${fixed(m['eval/macro/avg'])}  pass ${fixed(m['eval/macro/pass'])}`);
+        } else if (this.tty) {
+          this.draw(msg.step + 1, msg.totalSteps, perStep, eta);
+        } else {
+          const ev = m['eval/macro/avg'] !== undefined ? `  eval ${fixed(m['eval/macro/avg'])}` : '';
+          this.out(
+            `step ${msg.step + 1}/${msg.totalSteps}  reward ${fixed(m['reward/mean'])}${ev}  loss ${fixed(m['loss/total'], 4)}  ` +
+              `${fixed(msg.wallMs / 1000, 2)} s/step  ETA ${eta}${msg.checkpoint ? '  [checkpoint]' : ''}`,
+          );
+        }
+        return;
+      }
+      case 'status':
+        if (msg.status === 'paused' || (msg.status === 'running' && this.stepsDone > 0)) this.line(`run ${msg.status}`);
+        return;
+      case 'log':
+        this.line(`${msg.level === 'info' ? '' : `${msg.level}: `}${msg.line}`);
+        return;
+    }
+  }
+
+  finish(): void {
+    this.clear();
+  }
+
+  private draw(done: number, total: number, perStep: number, eta: string): void {
+    const text =
+      ` step ${done}/${total}  reward ${fixed(this.lastReward)}  eval ${fixed(this.lastEval)}` + `  ${fixed(perStep, 2)} s/step  ETA ${eta}`;
+    const width = Math.max(10, Math.min(30, this.tty!.columns - text.length - 3));
+    const filled = Math.round((width * done) / Math.max(1, total));
+    this.tty!.write(`\r\x1b[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]${text}`);
+    this.drawn = true;
+  }
+
+  private clear(): void {
+    if (this.drawn && this.tty) this.tty.write('\r\x1b[2K');
+    this.drawn = false;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * `srpo-lab show RUN`: one run in detail: what it is (config summary), where it stands (status,
+ * error, times, checkpoints), the metrics of its last committed step, and its evaluations table.
+ * Read only. Tests: test/cli/train.test.ts.
+ */
+import type { RunConfig } from '../core/config';
+import type { StoredEvaluation } from '../core/store';
+import type { ParsedArgs } from './args';
+import { duration, fixed, getRunOrThrow, latestMetrics, num, openLab, runArg, table, when } from './lab';
+
+/** Metrics shown first (when present) among the last step's; the rest are summarised. */
+const HEADLINE_METRICS = [
+  'reward/mean',
+  'reward/std',
+  'loss/total',
+  'loss/policy',
+  'clip/frac_low',
+  'clip/frac_high',
+  'ratio/mean',
+  'kl/approx',
+  'grad/norm',
+  'events/complete_frac',
+  'eval/macro/avg',
+  'eval/macro/pass',
+  'time/step',
+];
+
+export function evaluationTable(evals: readonly Pick<StoredEvaluation, 'step' | 'benchmark' | 'n' | 'queries' | 'avgAtN' | 'passAtN' | 'tokensPerQuery' | 'callsPerQuery' | 'toolCallsPerQuery'>[]): string[] {
+  return table(
+    ['step', 'benchmark', 'n', 'queries', 'avg@n', 'pass@n', 'tokens/q', 'calls/q', 'tools/q'],
+    evals.map((e) => [String(e.step), e.benchmark, String(e.n), String(e.queries), fixed(e.avgAtN), fixed(e.passAtN), num(e.tokensPerQuery, 1), num(e.callsPerQuery, 2), num(e.toolCallsPerQuery, 2)]),
+  );
+}
+
+export function configSummary(c: RunConfig): string[] {
+  return [
+    `  workflow   ${c.workflow.name} ${JSON.stringify(c.workflow.options)}`,
+    `  tasks      train ${c.tasks.train.join(', ')}; eval ${c.tasks.eval.join(', ')}`,
+    `  objective  ${c.objective.algorithm} ${JSON.stringify(c.objective)}`,
+    `  policies   ${c.policies.sharing}, model ${c.policies.model}${Object.keys(c.policies.modelOverrides).length ? ` ${JSON.stringify(c.policies.modelOverrides)}` : ''}, init ${c.policies.init ?? 'random'}`,
+    `  rollout    N ${c.rollout.tasksPerStep} tasks x G ${c.rollout.groupSize}, temperature ${c.rollout.temperature}, top-p ${c.rollout.topP}, max ${c.rollout.maxNewTokens} tokens`,
+    `  update     ${c.update.epochs} epochs x ${c.update.miniBatches} mini-batches, lr ${c.optimizer.lr}, clip grad ${c.optimizer.gradClip}, kl ${c.kl.coef}`,
+    `  eval       every ${c.eval.every} steps, n ${c.eval.n}, ${c.eval.queries} queries, temperature ${c.eval.temperature}`,
+    `  steps      ${c.steps}, checkpoint every ${c.checkpointEvery}, seed ${c.seed}, backend ${c.backend}`,
+  ];
+}
+
+export async function showCommand(args: ParsedArgs, out: (line: string) => void): Promise<void> {
+  const runId = runArg(args, 'show');
+  const { store, dbPath } = openLab(args, false);
+  try {
+    const run = getRunOrThrow(store, runId, dbPath);
+    const c = run.config as RunConfig;
+    out(`run ${run.id} "${run.name}"  ${run.status}${run.error ? `: ${run.error}` : ''}`);
+    out(`  preset     ${run.preset ?? '-'}; backend ${run.backend ?? '-'}`);
+    const elapsed = run.startedAt !== null ? ((run.endedAt ?? Date.now()) - run.startedAt) / 1000 : NaN;
+    out(`  time       created ${when(run.createdAt)}, started ${when(run.startedAt)}, ended ${when(run.endedAt)}${Number.isFinite(elapsed) ? ` (${duration(elapsed)})` : ''}`);
+    for (const line of configSummary(c)) out(line);
+    const ckpts = store.checkpoints(runId);
+    out(`  progress   ${run.lastStep + 1} of ${c.steps + 1} steps committed (the last is the final evaluation); checkpoints at ${ckpts.length ? ckpts.map((k) => k.step).join(', ') : 'none'}`);
+
+    if (run.lastStep >= 0) {
+      const m = latestMetrics(store, runId);
+      const shown = HEADLINE_METRICS.filter((k) => k in m);
+      out('');
+      out('latest metrics:');
+      for (const k of shown) out(`  ${k.padEnd(22)} ${num(m[k].value, 4).padStart(10)}  (step ${m[k].step})`);
+      const rest = Object.keys(m).length - shown.length;
+      if (rest > 0) out(`  (+${rest} more: srpo-lab export ${runId} --format csv)`);
+    }
+    const evals = store.evaluations(runId);
+    out('');
+    if (evals.length) {
+      out('evaluations:');
+      for (const line of evaluationTable(evals)) out(`  ${line}`);
+    } else out('evaluations: none yet');
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * `srpo-lab train` and `srpo-lab resume`: build a run config (preset, `--config FILE`, `--set
+ * key=value`), store the run, and train it in an engine process (src/core/host/runs.ts) while
+ * showing progress (progress.ts). Ctrl-C asks the engine to stop (it finishes or abandons the
+ * step in progress, exits cleanly) and prints how to resume; a second Ctrl-C kills it (the run is
+ * then marked interrupted, resumable all the same).
+ *
+ * Not the loop (src/engine). Tests: test/cli/train.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { mergeConfig, PRESET_NAMES, presetInput, resolveRunConfig, setPath, type RunConfig } from '../core/config';
+import { createRun, launchRun, type RunOutcome } from '../core/host/runs';
+import type { LabStore } from '../core/store';
+import type { ParsedArgs } from './args';
+import type { CliIO } from './io';
+import { getRunOrThrow, openLab, runArg } from './lab';
+import { ProgressView } from './progress';
+
+/** The run config of `train`'s arguments: preset, then the config file, then each --set (in order). */
+export function configFromArgs(args: ParsedArgs): { config: RunConfig; preset: string | null } {
+  const preset = args.options.preset ?? null;
+  const file = args.options.config;
+  if (!preset && !file) throw new Error(`train needs --preset NAME or --config FILE; presets: ${PRESET_NAMES.join(', ')}`);
+  let input: Record<string, unknown> = preset ? presetInput(preset) : {};
+  const fromFile = file ? readConfigFile(file) : {};
+  const sets: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args.sets)) setPath(sets, key, value);
+  input = mergeConfig(mergeConfig(input, fromFile), sets);
+  // A checkpoint path the user typed is relative to where they typed it; the engine resolves
+  // relative paths against the lab's root (where the presets' resources/warmstart lives).
+  const userInit = ((sets.policies ?? fromFile.policies) as { init?: unknown } | undefined)?.init;
+  if (typeof userInit === 'string' && !isAbsolute(userInit)) input = mergeConfig(input, { policies: { init: resolve(userInit) } });
+  return { config: resolveRunConfig(input), preset };
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`config file ${path} must hold a JSON object (a partial run config)`);
+  return parsed as Record<string, unknown>;
+}
+
+export async function trainCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
+  const { config, preset } = configFromArgs(args);
+  const { store, dbPath } = openLab(args, true);
+  try {
+    const runId = createRun(store, { config, preset });
+    out(`run ${runId} "${store.getRun(runId)!.name}": ${config.steps} steps of ${config.workflow.name}/${config.objective.algorithm} (${dbPath})`);
+    await trainRun(store, dbPath, runId, 'start', false, out, io);
+  } finally {
+    store.close();
+  }
+}
+
+export async function resumeCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
+  const runId = runArg(args, 'resume');
+  const { store, dbPath } = openLab(args, false);
+  try {
+    const run = getRunOrThrow(store, runId, dbPath);
+    const ckpt = store.latestCheckpoint(runId);
+    out(
+      `resuming run ${runId} "${run.name}" (${run.status}) ` +
+        (ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)') +
+        (ckpt && run.lastStep > ckpt.step ? `; steps ${ckpt.step + 1}..${run.lastStep} will be redone` : ''),
+    );
+    await trainRun(store, dbPath, runId, 'resume', args.flags.has('force'), out, io);
+  } finally {
+    store.close();
+  }
+}
+
+async function trainRun(store: LabStore, dbPath: string, runId: number, mode: 'start' | 'resume', force: boolean, out: (line: string) => void, io: CliIO): Promise<RunOutcome> {
+  const view = new ProgressView(out, io.tty);
+  const active = launchRun(runId, mode, { store, dbPath, launcher: io.launcher, onMessage: (m) => view.handle(m) }, force);
+  let interrupts = 0;
+  const dispose = io.onInterrupt(() => {
+    interrupts++;
+    if (interrupts === 1) {
+      view.line('stopping: the engine finishes or abandons the step in progress (Ctrl-C again to kill it)');
+      active.stop();
+    } else active.engine.kill('SIGKILL');
+  });
+  let outcome: RunOutcome;
+  try {
+    outcome = await active.done;
+  } finally {
+    dispose();
+    view.finish();
+  }
+  const db = ` --db ${dbPath}`;
+  const ckpt = store.latestCheckpoint(runId);
+  const resumeHint = `resume with: srpo-lab resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
+  switch (outcome.status) {
+    case 'completed':
+      out(`run ${runId} completed: ${outcome.lastStep} training steps and the final evaluation. See: srpo-lab show ${runId}${db}`);
+      break;
+    case 'stopped':
+      out(`run ${runId} stopped (${outcome.lastStep + 1} steps committed); ${resumeHint}`);
+      break;
+    case 'interrupted':
+      throw new Error(`run ${runId} interrupted: ${outcome.error}; ${resumeHint}`);
+    default:
+      throw new Error(`run ${runId} ${outcome.status}: ${outcome.error ?? 'no reason recorded'}${outcome.lastStep >= 0 ? `; ${resumeHint}` : ''}`);
+  }
+  return outcome;
+}

@@ -1,0 +1,81 @@
+/**
+ * The engine's control state: pause / resume / stop requests from the host (IPC messages,
+ * SIGINT/SIGTERM, the host's STOP flag file, a lost IPC channel), and the two places the loop
+ * consults it: `between steps` (async: yields to the event loop so messages that arrived during
+ * the step are handled, and waits while paused) and `between mini-batches` (sync: the flag file
+ * only, see src/core/host/paths.ts).
+ *
+ * Not here: the loop (runEngine.ts). Tested through test/engine/control.test.ts.
+ */
+import { existsSync, rmSync } from 'node:fs';
+
+/** Thrown from inside Trainer.step (via onMiniBatch) to abandon the uncommitted step. */
+export class StopRequested extends Error {
+  constructor(readonly reason: string) {
+    super(`stop requested (${reason})`);
+    this.name = 'StopRequested';
+  }
+}
+
+export class EngineControl {
+  private paused = false;
+  private stopReason: string | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly stopFlag: string) {
+    // A flag left by an earlier engine of this run is not a request to this one.
+    rmSync(stopFlag, { force: true });
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wake?.();
+  }
+
+  stop(reason: string): void {
+    this.stopReason ??= reason;
+    this.wake?.();
+  }
+
+  /** The stop reason, if a stop was requested (flag file included). */
+  stopRequested(): string | null {
+    if (this.stopReason === null && existsSync(this.stopFlag)) this.stopReason = 'host request';
+    return this.stopReason;
+  }
+
+  /** For onMiniBatch: throws StopRequested when a stop is pending. */
+  checkMidStep(): void {
+    const reason = this.stopRequested();
+    if (reason !== null) throw new StopRequested(reason);
+  }
+
+  /**
+   * Between steps: lets pending messages in, then waits while paused. `onPause(true|false)` is called
+   * when a pause starts and ends. Returns the stop reason, or null to go on.
+   */
+  async betweenSteps(onPause: (paused: boolean) => void): Promise<string | null> {
+    await new Promise<void>((r) => setImmediate(r));
+    if (this.stopRequested() !== null) return this.stopReason;
+    if (!this.paused) return null;
+    onPause(true);
+    while (this.paused && this.stopRequested() === null) {
+      // Woken by resume/stop; the timer also polls the flag file.
+      await new Promise<void>((r) => {
+        this.wake = r;
+        setTimeout(r, 250);
+      });
+      this.wake = null;
+    }
+    if (this.stopReason !== null) return this.stopReason;
+    onPause(false);
+    return null;
+  }
+
+  dispose(): void {
+    rmSync(this.stopFlag, { force: true });
+  }
+}
