@@ -13,6 +13,7 @@ import { exportCommand } from './export';
 import type { CliIO } from './io';
 import { objectiveCommand } from './objective';
 import { runsCommand } from './runs';
+import { serveCommand } from './serve';
 import { showCommand } from './show';
 import { resumeCommand, trainCommand } from './train';
 import { warmstartCommand } from './warmstart';
@@ -58,6 +59,7 @@ export const COMMANDS = {
     flags: ['all', 'json'],
     run: (args, out) => objectiveCommand(args, out),
   },
+  serve: { summary: 'serve [--port N]: web mode: the lab UI and API on 127.0.0.1 with a one-time token (Ctrl-C stops)', options: ['db', 'port'], flags: [], run: serveCommand },
 } satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;

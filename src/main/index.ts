@@ -1,15 +1,68 @@
 /**
- * Electron main process: window lifecycle and security. Thin on purpose (it cannot run on the
- * build machines, which have no Electron binary; it is type-checked and built there). The host
- * services (LabService, engine launcher) arrive with the trainer and UI issues.
+ * Electron main process: window lifecycle, security, and the LabService bound to IPC. Each
+ * LabApi method is one `ipcMain.handle('lab:<method>')` whose sender frame must be this app's
+ * page and whose input is validated with the contract's zod schema (LabService.call ->
+ * parseApiInput) before anything runs; results go back as ApiResult. Pushes go to the app's
+ * windows on `lab:push`. Windows: contextIsolation + sandbox, no node integration, strict CSP
+ * (header and meta), navigation, new windows, webviews and permission requests refused.
+ * Engines are forked Node processes (NodeForkLauncher with ELECTRON_RUN_AS_NODE); PDF reports
+ * are printed by a hidden, script-less window.
+ *
+ * Not testable on the build machines (no Electron binary): type-checked and built there; the
+ * same LabService and contract are exercised in web mode by test/server and test/e2e.
+ * Known gap: store reads run on this thread (synchronous better-sqlite3), see docs/ARCHITECTURE.md.
  */
 import { join } from 'node:path';
-import { app, BrowserWindow, shell } from 'electron';
+import { app, BrowserWindow, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
+import { LabService } from '../core/host/labService';
+import { NodeForkLauncher } from '../core/host/launcher';
+import { API_METHODS, ipcChannel, PUSH_CHANNEL } from '../shared/apiMethods';
+import { toApiError, type ApiResult } from '../shared/api';
+
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const devUrl = process.env.ELECTRON_RENDERER_URL;
+const rendererFile = join(__dirname, '../renderer/index.html');
+
+let service: LabService | null = null;
+
+/** Only this app's own page may call the lab. */
+function trusted(event: IpcMainInvokeEvent): boolean {
+  const url = event.senderFrame?.url ?? '';
+  if (devUrl) return url.startsWith(devUrl);
+  return url.startsWith('file://') && decodeURIComponent(new URL(url).pathname).endsWith('/renderer/index.html');
+}
+
+async function printPdf(html: string): Promise<Uint8Array> {
+  const win = new BrowserWindow({ show: false, webPreferences: { sandbox: true, contextIsolation: true, javascript: false } });
+  try {
+    await win.loadURL(`data:text/html;charset=utf-8,${encodeURIComponent(html)}`);
+    return await win.webContents.printToPDF({ printBackground: true, pageSize: 'A4' });
+  } finally {
+    win.destroy();
+  }
+}
+
+function bindIpc(lab: LabService): void {
+  for (const method of API_METHODS) {
+    ipcMain.handle(ipcChannel(method), async (event, input: unknown): Promise<ApiResult<unknown>> => {
+      if (!trusted(event)) return { ok: false, error: { code: 'unauthorized', message: 'not the lab window' } };
+      try {
+        return { ok: true, value: await lab.call(method, input) };
+      } catch (err) {
+        return { ok: false, error: toApiError(err) };
+      }
+    });
+  }
+  lab.subscribe((push) => {
+    for (const w of BrowserWindow.getAllWindows()) if (!w.isDestroyed()) w.webContents.send(PUSH_CHANNEL, push);
+  });
+}
 
 function createWindow(): void {
   const win = new BrowserWindow({
-    width: 1280,
-    height: 820,
+    width: 1400,
+    height: 900,
     title: 'SRPO Lab',
     webPreferences: {
       preload: join(__dirname, '../preload/index.js'),
@@ -17,24 +70,50 @@ function createWindow(): void {
       sandbox: true,
       nodeIntegration: false,
       webSecurity: true,
+      webviewTag: false,
     },
   });
-  // No navigation away from the app and no new windows; external links open in the browser.
+  // No navigation away from the app and no new windows; external https links open in the browser.
   win.webContents.on('will-navigate', (event) => event.preventDefault());
+  win.webContents.on('will-redirect', (event) => event.preventDefault());
   win.webContents.setWindowOpenHandler(({ url }) => {
     if (url.startsWith('https://')) void shell.openExternal(url);
     return { action: 'deny' };
   });
-  const devUrl = process.env.ELECTRON_RENDERER_URL;
   if (devUrl) void win.loadURL(devUrl);
-  else void win.loadFile(join(__dirname, '../renderer/index.html'));
+  else void win.loadFile(rendererFile);
 }
 
+app.on('web-contents-created', (_e, contents) => {
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+});
+
 app.whenReady().then(() => {
+  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
+  });
+  const dbPath = process.env.SRPO_LAB_DB ?? join(app.getPath('userData'), 'lab.db');
+  service = new LabService({
+    dbPath,
+    // The bundled main cannot find the engine entry relative to itself: point at the app's source.
+    launcher: new NodeForkLauncher({ entry: join(app.getAppPath(), 'src/engine/main.ts'), env: { ELECTRON_RUN_AS_NODE: '1' } }),
+    printPdf,
+  });
+  bindIpc(service);
   createWindow();
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) createWindow();
   });
+});
+
+let closing = false;
+app.on('before-quit', (event) => {
+  if (!service || closing) return;
+  // Let engines stop between steps (their runs end 'stopped', resumable) before quitting.
+  event.preventDefault();
+  closing = true;
+  void service.close(5000).finally(() => app.quit());
 });
 
 app.on('window-all-closed', () => {

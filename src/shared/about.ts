@@ -1,5 +1,5 @@
 /**
- * What the lab is and what exists of it so far: shown by the renderer shell, browser-safe.
+ * What the lab is and what exists of it so far: shown by the renderer's About view, browser-safe.
  * Keep this list true: it is the UI's honest statement of the features that are built.
  */
 export const LAB_NAME = 'SRPO Lab';
@@ -13,12 +13,16 @@ export const LAB_SUMMARY =
 export const BUILT_FEATURES: readonly { name: string; where: string }[] = [
   { name: 'SRPO objective library (srpo, grpo_token, grpo_seq, gspo, drmas) with a float64 reference', where: 'src/core/srpo' },
   { name: 'Compute-backend selection (tfjs-node-gpu > tfjs-node > wasm > cpu)', where: 'src/core/models/backend.ts' },
+  { name: 'Policy models, sampling, checkpoints and warm starts', where: 'src/core/models' },
+  { name: 'Multi-agent workflows, rollouts and evaluation', where: 'src/core/workflows, src/core/rollout, src/core/eval' },
+  { name: 'Trainer, run store and the srpo-lab command', where: 'src/core/train, src/core/store, src/cli' },
+  { name: 'One API contract (LabApi) and its implementation over the store and engines', where: 'src/shared/api.ts, src/core/host/labService.ts' },
+  { name: 'Web mode: srpo-lab serve (HTTP + WebSocket on 127.0.0.1, token)', where: 'src/server' },
+  { name: 'Runs, new run, live dashboard, trace viewer, compare and reports', where: 'src/renderer' },
 ];
 
 /** Parts of the lab that do not exist yet, so that the shell never pretends they do. */
 export const PLANNED_FEATURES: readonly string[] = [
-  'Policy models, sampling and checkpoints',
-  'Multi-agent workflows, rollouts and evaluation',
-  'Trainer, run store and the srpo-lab command',
-  'Run setup, live curves, trace viewer, comparison and reports',
+  'Engines in Electron utilityProcess (the desktop app forks them with Node for now)',
+  'Per-token log-ratios in the trace viewer (the store keeps per-token behaviour log-probs only)',
 ];

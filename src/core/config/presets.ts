@@ -51,7 +51,7 @@ export const PRESETS = {
     patch: {
       steps: 30,
       workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 2 }, maxLoops: 1 } },
-      tasks: { train: ['arith-easy', 'arith-medium'], eval: ['arith-easy', 'arith-medium'] },
+      tasks: { train: ['arith-digits', 'arith-easy'], eval: ['arith-digits', 'arith-easy'] },
       policies: { sharing: 'shared', model: 'tiny', modelOverrides: QUICK_MODEL, init: `${WARMSTART_DIR}/math-tiny` },
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 24 },
       update: { epochs: 2, miniBatches: 2 },
@@ -66,7 +66,7 @@ export const PRESETS = {
       steps: 30,
       workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 2, topK: 1, docChars: 100 } },
       tasks: { train: ['kb-single', 'kb-multi'], eval: ['kb-single', 'kb-multi'] },
-      policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, contextLength: 384 }, init: `${WARMSTART_DIR}/search-tiny` },
+      policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, contextLength: 512 }, init: `${WARMSTART_DIR}/search-tiny` },
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
       update: { epochs: 2, miniBatches: 2 },
       eval: { every: 10, n: 4, queries: 24 },

@@ -105,8 +105,7 @@ export function warmStart(set: PolicySet, tok: CharTokenizer, demos: readonly De
         let lossSum = 0;
         let correct = 0;
         let tokens = 0;
-        for (let b = 0; b < order.length; b += options.batchSize) {
-          const batch = order.slice(b, b + options.batchSize).map((i) => pairs[i]);
+        for (const batch of contextBatches(order.map((i) => pairs[i]), options.batchSize, ctx)) {
           const r = trainStep(policy.model, batch, optimizer, vars);
           lossSum += r.lossSum;
           correct += r.correct;
@@ -122,6 +121,33 @@ export function warmStart(set: PolicySet, tok: CharTokenizer, demos: readonly De
     }
   }
   return reports;
+}
+
+/**
+ * Consecutive batches of at most `size` rows whose padded length fits the context: the scorer
+ * lays every row out as (longest prompt) + (longest completion) - 1 columns, so two rows that
+ * each fit may not fit together; such a row starts the next batch.
+ */
+export function contextBatches(pairs: readonly ScoredPair[], size: number, contextLength: number): ScoredPair[][] {
+  const out: ScoredPair[][] = [];
+  let cur: ScoredPair[] = [];
+  let maxPrompt = 0;
+  let maxCompletion = 0;
+  for (const p of pairs) {
+    const mp = Math.max(maxPrompt, p.prompt.length);
+    const mc = Math.max(maxCompletion, p.completion.length);
+    if (cur.length > 0 && (cur.length >= size || mp + mc - 1 > contextLength)) {
+      out.push(cur);
+      cur = [];
+      maxPrompt = 0;
+      maxCompletion = 0;
+    }
+    cur.push(p);
+    maxPrompt = Math.max(maxPrompt, p.prompt.length);
+    maxCompletion = Math.max(maxCompletion, p.completion.length);
+  }
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /**

@@ -8,10 +8,12 @@ import type { z } from 'zod';
 export function formatSchemaError(what: string, error: z.ZodError, input: unknown): string {
   const lines = error.issues.map((issue) => {
     const path = issue.path.map(String).join('.') || '(root)';
+    if (issue.code === 'unrecognized_keys') {
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${[...issue.path.map(String), k].join('.')}"`).join(', ')}`;
+    }
     const value = valueAt(input, issue.path);
     const shown = value === undefined ? 'missing' : JSON.stringify(value);
-    const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(', ')})` : '';
-    return `field "${path}" = ${shown}: ${issue.message}${keys}`;
+    return `field "${path}" = ${shown}: ${issue.message}`;
   });
   return `${what}: ${lines.join('; ')}`;
 }

@@ -44,12 +44,12 @@ describe('task generators', () => {
   }
 
   it('unknown task names list the valid ones', () => {
-    expect(() => getTaskGenerator('arith-impossible')).toThrow(/valid tasks: arith-easy, arith-medium/);
+    expect(() => getTaskGenerator('arith-impossible')).toThrow(/valid tasks: arith-digits, arith-easy, arith-medium/);
   });
 
   it('arithmetic answers agree with an independent evaluator, and the tiers grow harder', () => {
     const meanLen: number[] = [];
-    for (const name of ['arith-easy', 'arith-medium', 'arith-hard'] as const) {
+    for (const name of ['arith-digits', 'arith-easy', 'arith-medium', 'arith-hard'] as const) {
       const rows = getTaskGenerator(name).rows('train', 500);
       for (const r of rows) {
         const e = compileExpression(r.question);
@@ -63,6 +63,7 @@ describe('task generators', () => {
     }
     expect(meanLen[0]).toBeLessThan(meanLen[1]);
     expect(meanLen[1]).toBeLessThan(meanLen[2]);
+    expect(meanLen[2]).toBeLessThan(meanLen[3]);
   });
 
   it('knowledge-base answers are read from the documents named by the hops; multi-hop needs both', () => {

@@ -28,6 +28,7 @@ interface TierSpec {
 }
 
 export const ARITH_TIERS = {
+  'arith-digits': { tier: 0, description: 'a+b or a-b, single digits 0..9 (for the quick CPU presets)', operands: 2, ops: ['+', '-'], lo: 0, hi: 9, bracketed: false, sizes: { train: 160, test: 40 } },
   'arith-easy': { tier: 1, description: 'a+b or a-b, operands 0..50', operands: 2, ops: ['+', '-'], lo: 0, hi: 50, bracketed: false, sizes: { train: 3000, test: 200 } },
   'arith-medium': { tier: 2, description: 'three operands 1..20 with + - * and precedence', operands: 3, ops: ['+', '-', '*'], lo: 1, hi: 20, bracketed: false, sizes: { train: 5000, test: 200 } },
   'arith-hard': { tier: 3, description: 'four operands 1..30 with + - * and brackets', operands: 4, ops: ['+', '-', '*'], lo: 1, hi: 30, bracketed: true, sizes: { train: 5000, test: 200 } },

@@ -1,0 +1,35 @@
+/**
+ * `srpo-lab serve [--port N] [--db PATH]`: web mode. Opens the lab database in a LabService
+ * (engines forked with NodeForkLauncher), serves the built renderer and the API on 127.0.0.1
+ * (src/server/server.ts), prints the URL with its one-time token, and runs until Ctrl-C, which
+ * stops the engines it started (they end 'stopped', resumable) and closes the server.
+ *
+ * Needs `npm run build` for the pages (the API works without). Tests: test/server/server.test.ts
+ * (startLabServer), test/e2e/lab.test.ts.
+ */
+import { resolve } from 'node:path';
+import { LabService } from '../core/host/labService';
+import { chromiumPdfPrinter } from '../server/pdf';
+import { startLabServer } from '../server/server';
+import type { ParsedArgs } from './args';
+import type { CliIO } from './io';
+
+export async function serveCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
+  const dbPath = resolve(args.options.db ?? 'lab.db');
+  const port = args.options.port === undefined ? 0 : Number(args.options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port "${args.options.port}" is not a port number (0..65535; 0 picks a free one)`);
+  const service = new LabService({ dbPath, launcher: io.launcher, printPdf: chromiumPdfPrinter() ?? undefined });
+  const server = await startLabServer({ service, port });
+  out(`SRPO Lab (web mode) on ${dbPath}`);
+  out(`open: ${server.url}`);
+  out('only this machine can connect (127.0.0.1), and only with the token above; Ctrl-C stops');
+  await new Promise<void>((done) => {
+    const dispose = io.onInterrupt(() => {
+      dispose();
+      done();
+    });
+  });
+  out('stopping: engines of this session stop after their current step');
+  await server.close();
+  await service.close();
+}

@@ -1,0 +1,157 @@
+/**
+ * Pure helpers over API DTOs shared by the renderer and the report builder: EMA smoothing with
+ * bias correction, config flattening and diffs, and the paper-style evaluation table (benchmarks
+ * as columns, Avg@n / Pass@n, macro average, mean ± sample std over seeds of runs that share a
+ * config apart from seed and name).
+ *
+ * Not here: fetching (the API client), drawing (renderer, report.ts). Browser-safe.
+ * Tested by test/server/analysis.test.ts.
+ */
+import type { EvaluationDto, SeriesPoint } from './api';
+
+/**
+ * Exponential moving average with bias correction (Adam-style, as TensorBoard's smoothing):
+ * s_t = w s_{t-1} + (1 - w) x_t from s_0 = 0, shown as s_t / (1 - w^t), so the first points are
+ * not pulled towards zero. Null (NaN) values are kept null and do not advance the average.
+ * weight in [0, 1); 0 returns the raw values.
+ */
+export function emaSmooth(values: readonly (number | null)[], weight: number): (number | null)[] {
+  const w = Math.min(Math.max(weight, 0), 0.999);
+  let s = 0;
+  let t = 0;
+  return values.map((x) => {
+    if (x === null || !Number.isFinite(x)) return null;
+    t++;
+    s = w * s + (1 - w) * x;
+    return s / (1 - w ** t);
+  });
+}
+
+/** Flattens nested plain objects to dotted paths; arrays and scalars are leaves. */
+export function flatten(obj: unknown, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  if (obj && typeof obj === 'object' && !Array.isArray(obj)) {
+    const entries = Object.entries(obj as Record<string, unknown>);
+    if (entries.length === 0 && prefix) out[prefix] = {};
+    for (const [k, v] of entries) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else if (prefix) out[prefix] = obj;
+  return out;
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Leaves that differ between two configs, sorted by path. */
+export function configDiff(before: unknown, after: unknown): { path: string; before: unknown; after: unknown }[] {
+  const a = flatten(before);
+  const b = flatten(after);
+  const paths = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return paths.filter((p) => !same(a[p], b[p])).map((p) => ({ path: p, before: a[p], after: b[p] }));
+}
+
+/** Leaves that differ across several configs: path -> value per config. */
+export function configsDiff(configs: readonly unknown[]): { path: string; values: unknown[] }[] {
+  const flat = configs.map((c) => flatten(c));
+  const paths = [...new Set(flat.flatMap((f) => Object.keys(f)))].sort();
+  return paths.map((p) => ({ path: p, values: flat.map((f) => f[p]) })).filter((r) => r.values.some((v) => !same(v, r.values[0])));
+}
+
+/** The identity of a config for grouping seeds: everything but seed and name. */
+export function configKeyWithoutSeed(config: unknown): string {
+  const flat = flatten(config);
+  delete flat.seed;
+  delete flat.name;
+  return JSON.stringify(Object.keys(flat).sort().map((k) => [k, flat[k]]));
+}
+
+export function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+}
+
+/** Sample standard deviation (n - 1); 0 for a single value. */
+export function sampleStd(xs: readonly number[]): number {
+  if (xs.length < 2) return 0;
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+
+export interface MeanStd {
+  mean: number;
+  std: number;
+  n: number;
+}
+
+export interface EvalTableRow {
+  /** Name of the config group (the first run's name without its seed suffix). */
+  label: string;
+  runIds: number[];
+  seeds: number[];
+  /** n of Avg@n / Pass@n (from the evaluations). */
+  n: number;
+  /** benchmark -> Avg@n and Pass@n over seeds (each run's final evaluation). */
+  cells: Record<string, { avg: MeanStd; pass: MeanStd }>;
+  macro: { avg: MeanStd; pass: MeanStd };
+}
+
+export interface EvalTable {
+  benchmarks: string[];
+  rows: EvalTableRow[];
+}
+
+export interface EvalTableInput {
+  runId: number;
+  name: string;
+  seed: number;
+  config: unknown;
+  evaluations: readonly EvaluationDto[];
+}
+
+const ms = (xs: number[]): MeanStd => ({ mean: mean(xs), std: sampleStd(xs), n: xs.length });
+
+/**
+ * The paper's table: one row per config (runs differing only in seed merged), each run's last
+ * evaluation per benchmark, mean ± sample std over its seeds; macro = per-run mean over
+ * benchmarks, then mean ± std over seeds.
+ */
+export function evalTable(runs: readonly EvalTableInput[]): EvalTable {
+  const benchmarks = [...new Set(runs.flatMap((r) => r.evaluations.map((e) => e.benchmark)))].sort();
+  const groups = new Map<string, EvalTableInput[]>();
+  for (const r of runs) {
+    const key = configKeyWithoutSeed(r.config);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const rows: EvalTableRow[] = [];
+  for (const members of groups.values()) {
+    const finals = members.map((r) => {
+      const last = Math.max(-1, ...r.evaluations.map((e) => e.step));
+      return r.evaluations.filter((e) => e.step === last);
+    });
+    const cells: EvalTableRow['cells'] = {};
+    for (const b of benchmarks) {
+      const per = finals.map((f) => f.find((e) => e.benchmark === b)).filter((e): e is EvaluationDto => !!e);
+      if (per.length) cells[b] = { avg: ms(per.map((e) => e.avgAtN)), pass: ms(per.map((e) => e.passAtN)) };
+    }
+    const macroAvg = finals.filter((f) => f.length).map((f) => mean(f.map((e) => e.avgAtN)));
+    const macroPass = finals.filter((f) => f.length).map((f) => mean(f.map((e) => e.passAtN)));
+    rows.push({
+      label: members[0].name.replace(/-s\d+$/, ''),
+      runIds: members.map((r) => r.runId),
+      seeds: members.map((r) => r.seed),
+      n: finals.flat()[0]?.n ?? 0,
+      cells,
+      macro: { avg: ms(macroAvg), pass: ms(macroPass) },
+    });
+  }
+  return { benchmarks, rows };
+}
+
+/** `12.3 ± 1.2` in percent, or `12.3` for a single seed, or `–` for none. */
+export function formatMeanStd(x: MeanStd | undefined, digits = 1): string {
+  if (!x || !x.n || !Number.isFinite(x.mean)) return '–';
+  const m = (x.mean * 100).toFixed(digits);
+  return x.n > 1 ? `${m} ± ${(x.std * 100).toFixed(digits)}` : m;
+}
+
+/** Values of a series as [x, y] pairs, x by step or by wall time (seconds since the first point). */
+export function seriesXY(points: readonly SeriesPoint[], x: 'step' | 'time'): [number, number | null][] {
+  const t0 = points[0]?.wallTime ?? 0;
+  return points.map((p) => [x === 'step' ? p.step : (p.wallTime - t0) / 1000, p.value]);
+}

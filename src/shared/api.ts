@@ -1,0 +1,416 @@
+/**
+ * The LabApi contract: every query and command the UI can make and every push it can receive,
+ * typed once. Each method has a zod schema for its input, validated where the call arrives (the
+ * Electron main process's ipcMain handlers, the web server's POST /api/<method>) by
+ * `parseApiInput`; outputs are plain JSON-safe DTOs (typed arrays become number arrays, NaN
+ * becomes null) so both transports carry them unchanged. Results travel wrapped in `ApiResult`.
+ *
+ * Not here: the implementation (src/core/host/labService.ts), the transports (src/main,
+ * src/preload, src/server), the client (src/renderer/src/api/client.ts). Browser-safe: no Node
+ * imports (test/layering.test.ts). Tested by test/server/*.test.ts and test/e2e/lab.test.ts.
+ */
+import { z } from 'zod';
+import { API_METHODS, type ApiMethod } from './apiMethods';
+
+export { API_METHODS, type ApiMethod } from './apiMethods';
+
+// ---------------------------------------------------------------------------------------------
+// DTOs (outputs)
+
+export const RUN_STATUSES = ['created', 'running', 'paused', 'completed', 'failed', 'interrupted', 'stopped'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** One row of the runs table. */
+export interface RunSummary {
+  id: number;
+  name: string;
+  preset: string | null;
+  status: RunStatus;
+  workflow: string;
+  /** Objective algorithm (srpo, grpo_token, drmas …). */
+  objective: string;
+  /** Compute backend in use, null until the engine started. */
+  backend: string | null;
+  seed: number;
+  /** Training steps the config asks for. */
+  steps: number;
+  /** Last committed step (-1 before the first). */
+  lastStep: number;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  error: string | null;
+  /** Best `eval/macro/avg` so far and its step; null before the first evaluation. */
+  bestEval: { step: number; value: number } | null;
+  /** An engine of this host is running it now. */
+  active: boolean;
+}
+
+export interface CheckpointDto {
+  step: number;
+  path: string;
+  wallTime: number;
+}
+
+export interface RunDetail extends RunSummary {
+  /** The frozen, validated config snapshot. */
+  config: Record<string, unknown>;
+  checkpoints: CheckpointDto[];
+}
+
+export interface PresetInfo {
+  name: string;
+  description: string;
+  base: string | null;
+  /** The preset's unresolved input (what the form starts from). */
+  input: Record<string, unknown>;
+  /** The preset resolved with every default (what a run from it gets). */
+  config: Record<string, unknown>;
+}
+
+export type ConfigFieldKind = 'number' | 'integer' | 'string' | 'boolean' | 'enum' | 'list' | 'json';
+
+/** One editable leaf of the run config, described for a generated form. */
+export interface ConfigField {
+  /** Dotted path, e.g. `rollout.groupSize`. */
+  path: string;
+  kind: ConfigFieldKind;
+  /** Allowed values of an enum, or of a list's items. */
+  options?: string[];
+  min?: number;
+  max?: number;
+  /** The bound itself is not allowed (x > min rather than x >= min). */
+  exclusiveMin?: boolean;
+  exclusiveMax?: boolean;
+  nullable?: boolean;
+  description?: string;
+}
+
+export interface FieldError {
+  /** Dotted path of the field ('' for the whole config). */
+  path: string;
+  message: string;
+}
+
+export interface ConfigDiffEntry {
+  path: string;
+  /** Value in the preset (undefined: absent). */
+  before: unknown;
+  after: unknown;
+}
+
+export interface ConfigValidation {
+  ok: boolean;
+  errors: FieldError[];
+  /** The resolved config when ok. */
+  config: Record<string, unknown> | null;
+  /** Leaves that differ from the preset's resolved config (only when ok and a preset was given). */
+  diff: ConfigDiffEntry[];
+}
+
+/** One point of a series; NaN (a diverged value) arrives as null. */
+export interface SeriesPoint {
+  step: number;
+  value: number | null;
+  wallTime: number;
+}
+
+export type SeriesMap = Record<string, SeriesPoint[]>;
+
+export interface EvaluationDto {
+  step: number;
+  benchmark: string;
+  n: number;
+  queries: number;
+  avgAtN: number;
+  passAtN: number;
+  tokensPerQuery: number;
+  callsPerQuery: number;
+  toolCallsPerQuery: number;
+  successesPerMTok: number;
+  latencyP50Ms: number;
+  latencyP95Ms: number;
+}
+
+export interface EventSummaryDto {
+  id: number;
+  runId: number;
+  step: number;
+  episodeId: number;
+  key: string;
+  seq: number;
+  kind: string;
+  stateId: string;
+  group: string;
+  expectedK: number;
+  memberCount: number;
+  invalidMembers: number;
+  complete: boolean;
+  dropReason: string | null;
+  reward: number;
+  advantage: number | null;
+  logRatio: number | null;
+  ratio: number | null;
+  clipped: 'low' | 'high' | null;
+}
+
+export interface EventCursorDto {
+  step: number;
+  id: number;
+}
+
+export interface EventPageDto {
+  events: EventSummaryDto[];
+  next: EventCursorDto | null;
+}
+
+export interface MemberTokensDto {
+  /** Generated tokens as text pieces (one per token; special tokens as `<eos>` etc.). */
+  outputText: string[];
+  outputTokens: number[];
+  /** Behaviour log-prob of each generated token, nats. */
+  logpOld: number[];
+  /** Loss mask of each generated token (0 = masked, excluded from the objective). */
+  mask: number[];
+  promptLength: number;
+}
+
+export interface MemberDto {
+  id: number;
+  memberIndex: number;
+  role: string;
+  policyId: string;
+  policyVersion: number;
+  prompt: string;
+  output: string;
+  valid: boolean;
+  parseError: string | null;
+  /** Member log-ratio l_{e,j} at the last update epoch, nats. */
+  logRatio: number | null;
+  promptLength: number;
+  outputLength: number;
+  /** Token detail; null for steps stored without it (tokenDetailEvery). */
+  tokens: MemberTokensDto | null;
+}
+
+export interface EventDetailDto extends EventSummaryDto {
+  members: MemberDto[];
+}
+
+export interface EpisodeDto {
+  id: number;
+  runId: number;
+  step: number;
+  key: string;
+  split: 'train' | 'eval';
+  taskId: string;
+  benchmark: string;
+  rollout: number;
+  finalAnswer: string | null;
+  reward: number;
+  correct: boolean;
+  generatedTokens: number;
+  calls: number;
+  toolCalls: number;
+  latencyMs: number;
+  /** In episode order, without members (open one with getEvent). */
+  events: EventSummaryDto[];
+}
+
+export const REPORT_FORMATS = ['html', 'markdown', 'csv-metrics', 'csv-events', 'pdf'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export interface ReportFile {
+  filename: string;
+  mime: string;
+  /** utf8 text, or base64 for binary formats (pdf). */
+  encoding: 'utf8' | 'base64';
+  content: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pushes
+
+export type LabPush =
+  /** The push channel is connected (web mode sends it first on each socket). */
+  | { type: 'hello' }
+  /** A step was committed: its key metrics (NaN as null). */
+  | { type: 'progress'; runId: number; step: number; totalSteps: number; final: boolean; wallMs: number | null; metrics: Record<string, number | null> }
+  /** Every metric point the step wrote, for live curves. */
+  | { type: 'points'; runId: number; step: number; points: Record<string, SeriesPoint> }
+  | { type: 'status'; runId: number; status: RunStatus; error: string | null }
+  /** Runs were created or deleted: refresh the list. */
+  | { type: 'runs' }
+  | { type: 'log'; runId: number; level: 'info' | 'warn' | 'error'; line: string };
+
+// ---------------------------------------------------------------------------------------------
+// Inputs (validated at the boundary)
+
+const id = z.number().int().positive();
+const step = z.number().int().min(0);
+const runRef = z.object({ runId: id }).strict();
+const eventFilterSchema = z
+  .object({
+    fromStep: step.optional(),
+    toStep: step.optional(),
+    kind: z.union([z.string().min(1), z.array(z.string().min(1)).max(32)]).optional(),
+    k: z.number().int().min(1).max(64).optional(),
+    minReward: z.number().optional(),
+    maxReward: z.number().optional(),
+    clipped: z.enum(['low', 'high', 'any', 'none']).optional(),
+    role: z.string().min(1).optional(),
+    complete: z.boolean().optional(),
+    parseFailures: z.boolean().optional(),
+    split: z.enum(['train', 'eval']).optional(),
+  })
+  .strict();
+export type EventFilterInput = z.input<typeof eventFilterSchema>;
+
+export const apiInputSchemas = {
+  listRuns: z.object({}).strict(),
+  getRun: runRef,
+  deleteRun: runRef,
+  presets: z.object({}).strict(),
+  configSchema: z.object({}).strict(),
+  /** `config`: a partial config merged over the preset (or over the defaults without one). */
+  validateConfig: z.object({ preset: z.string().nullable().optional(), config: z.record(z.string(), z.unknown()) }).strict(),
+  createRun: z.object({ preset: z.string().nullable().optional(), config: z.record(z.string(), z.unknown()), start: z.boolean().optional() }).strict(),
+  startRun: runRef,
+  resumeRun: z.object({ runId: id, force: z.boolean().optional() }).strict(),
+  pauseRun: runRef,
+  stopRun: runRef,
+  metricKeys: runRef,
+  metricSeries: z
+    .object({
+      runId: id,
+      keys: z.array(z.string().min(1).max(200)).min(1).max(64),
+      fromStep: step.optional(),
+      toStep: step.optional(),
+      maxPoints: z.number().int().min(2).max(1_000_000).optional(),
+    })
+    .strict(),
+  evaluations: runRef,
+  listEvents: z
+    .object({
+      runId: id,
+      filter: eventFilterSchema.optional(),
+      limit: z.number().int().min(1).max(1000),
+      after: z.object({ step, id }).strict().nullable().optional(),
+    })
+    .strict(),
+  getEvent: z.object({ eventId: id }).strict(),
+  getEpisode: z.object({ episodeId: id }).strict(),
+  exportReport: z.object({ runIds: z.array(id).min(1).max(16), format: z.enum(REPORT_FORMATS) }).strict(),
+} satisfies Record<ApiMethod, z.ZodType>;
+
+export type ApiInput<M extends ApiMethod> = z.input<(typeof apiInputSchemas)[M]>;
+export type ApiParsedInput<M extends ApiMethod> = z.output<(typeof apiInputSchemas)[M]>;
+
+export interface ApiOutputs {
+  listRuns: RunSummary[];
+  getRun: RunDetail;
+  deleteRun: { deleted: boolean };
+  presets: PresetInfo[];
+  configSchema: ConfigField[];
+  validateConfig: ConfigValidation;
+  createRun: { runId: number };
+  startRun: { ok: true };
+  resumeRun: { ok: true };
+  pauseRun: { ok: true };
+  stopRun: { ok: true };
+  metricKeys: string[];
+  metricSeries: SeriesMap;
+  evaluations: EvaluationDto[];
+  listEvents: EventPageDto;
+  getEvent: EventDetailDto;
+  getEpisode: EpisodeDto;
+  exportReport: ReportFile;
+}
+
+/** The API as the renderer sees it: one async function per method. */
+export type LabApi = { [M in ApiMethod]: (input: ApiInput<M>) => Promise<ApiOutputs[M]> };
+
+/** What the renderer's client offers: the API, the pushes, and which transport it uses. */
+export interface LabClient extends LabApi {
+  readonly transport: 'ipc' | 'http';
+  subscribe(listener: (push: LabPush) => void): () => void;
+}
+
+/** The implementation side (LabService): validated inputs in. */
+export type LabApiHandlers = { [M in ApiMethod]: (input: ApiParsedInput<M>) => Promise<ApiOutputs[M]> | ApiOutputs[M] };
+
+// ---------------------------------------------------------------------------------------------
+// Errors and the wire envelope
+
+export type ApiErrorCode = 'invalid_input' | 'unknown_method' | 'not_found' | 'conflict' | 'unsupported' | 'unauthorized' | 'internal';
+
+export interface ApiErrorDto {
+  code: ApiErrorCode;
+  message: string;
+  /** Field problems of an invalid input or config. */
+  issues?: FieldError[];
+}
+
+export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: ApiErrorDto };
+
+/** An error with a code the transports map to a status (HTTP 400/404/409 …). */
+export class LabApiError extends Error {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly issues?: FieldError[],
+  ) {
+    super(message);
+    this.name = 'LabApiError';
+  }
+
+  toDto(): ApiErrorDto {
+    return { code: this.code, message: this.message, ...(this.issues ? { issues: this.issues } : {}) };
+  }
+}
+
+export function isApiMethod(name: string): name is ApiMethod {
+  return (API_METHODS as readonly string[]).includes(name);
+}
+
+/** Field errors of a zod error, with dotted paths. */
+export function fieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((i) => {
+    const path = i.path.map(String).join('.');
+    if (i.code === 'unrecognized_keys') return { path, message: `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` };
+    return { path, message: i.message };
+  });
+}
+
+/** Validates a method's raw input; throws LabApiError('invalid_input' | 'unknown_method'). */
+export function parseApiInput<M extends ApiMethod>(method: M, raw: unknown): ApiParsedInput<M>;
+export function parseApiInput(method: string, raw: unknown): unknown;
+export function parseApiInput(method: string, raw: unknown): unknown {
+  if (!isApiMethod(method)) throw new LabApiError('unknown_method', `unknown API method "${method}"; valid: ${API_METHODS.join(', ')}`);
+  const r = (apiInputSchemas[method] as z.ZodType).safeParse(raw ?? {});
+  if (!r.success) {
+    const issues = fieldErrors(r.error);
+    throw new LabApiError('invalid_input', `${method}: ${issues.map((i) => `${i.path || '(input)'}: ${i.message}`).join('; ')}`, issues);
+  }
+  return r.data;
+}
+
+/** Turns anything thrown into the wire error. */
+export function toApiError(err: unknown): ApiErrorDto {
+  if (err instanceof LabApiError) return err.toDto();
+  if (err && typeof err === 'object' && 'code' in err && 'message' in err && typeof (err as ApiErrorDto).code === 'string' && (err as { name?: string }).name === 'LabApiError') {
+    return err as ApiErrorDto;
+  }
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+}
+
+/** HTTP status of an error code. */
+export const HTTP_STATUS: Record<ApiErrorCode, number> = {
+  invalid_input: 400,
+  unknown_method: 404,
+  not_found: 404,
+  conflict: 409,
+  unsupported: 501,
+  unauthorized: 401,
+  internal: 500,
+};
