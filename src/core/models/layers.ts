@@ -1,9 +1,18 @@
 /**
  * The differentiable building blocks of the transformer, written for the tfjs wasm backend
  * (shared/design/TOOLCHAIN.md): there a plain 2-D matmul runs at ~30-40 GFLOP/s, while a matmul
- * with transpose flags or a batched 3-D one runs at 2-4. So every product here is a plain 2-D
- * `matMul` without flags, and the backward passes are written by hand (`tf.customGrad`) with
- * explicit `tf.transpose`s instead of tfjs's default gradients, which use transpose flags.
+ * with transpose flags or a batched 3-D one runs at 2-4. So every weight product here is a plain
+ * 2-D `matMul` without flags, and the backward passes are written by hand (`tf.customGrad`) with
+ * explicit `tf.transpose`s instead of tfjs's default gradients, which use transpose flags. The
+ * per-(batch, head) attention products of training are depthwise convolutions (`channelProduct`,
+ * ~3x a batched matMul). Each block is five custom ops (rmsNorm, selfAttention, linear, rmsNorm,
+ * mlp) that save only what their backward needs (memory: see `linear`).
+ *
+ * wasm kernel facts measured for this file (tfjs 4.22): Tanh ~25 ms per 1M floats vs Sigmoid ~1;
+ * 2-D Transpose ~10 ns per float, 4-D [0, 2, 1, 3] (last axis kept) ~20x faster, 5-D ~60 ms per
+ * 0.8M floats; Gather ~30-60 ns per float; Slice/Unpack/SplitV copy their whole input first;
+ * Transpose throws "divide by zero" on some size-1 or empty shapes (`permute` avoids it); oneHot
+ * with dtype 'float32' returns garbage (use the int32 default and cast).
  *
  * Not a layer library: no state, no variables (transformer.ts owns those). Call inside tf.tidy.
  * Tests: test/core/models/layers.test.ts (each custom gradient against tfjs's own autodiff).
@@ -12,16 +21,26 @@ import * as tf from '@tensorflow/tfjs';
 
 type Grad = tf.GradSaveFunc;
 
-/** y = x @ w. Backward: dx = dy @ w^T, dw = x^T @ dy, both plain 2-D products. */
+/**
+ * y = x @ w. Backward: dx = dy @ w^T, dw = x^T @ dy, both plain 2-D products.
+ *
+ * Memory rules of tfjs that every op here follows: what a backward pass needs must go through
+ * `save` (the engine keeps a clone; on wasm a real copy, cheap next to the products), because a
+ * tf.tidy around the forward pass (model.forward has one) disposes every other intermediate,
+ * inputs included. And every backward runs inside its own tf.tidy: tfjs calls a custom gradient
+ * eagerly outside any scope, so its intermediates would otherwise live until the whole backward
+ * pass ends (they did: most of the old training-step peak).
+ */
 export const linear = tf.customGrad((...args) => {
   const [x, w, save] = args as [tf.Tensor2D, tf.Tensor2D, Grad];
   save([x, w]);
   return {
     value: tf.matMul(x, w), // [N, dout]
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
-      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)), tf.matMul(tf.transpose(xs), dy as tf.Tensor2D)];
-    },
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+        return [tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)), tf.matMul(tf.transpose(xs), dy as tf.Tensor2D)];
+      }),
   };
 }) as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
@@ -34,10 +53,11 @@ export const oneHotProduct = tf.customGrad((...args) => {
   save([onehot]);
   return {
     value: tf.matMul(onehot, w), // [N, d]
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [oh] = saved as [tf.Tensor2D];
-      return [tf.zerosLike(oh), tf.matMul(tf.transpose(oh), dy as tf.Tensor2D)];
-    },
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        const [oh] = saved as [tf.Tensor2D];
+        return [tf.zerosLike(oh), tf.matMul(tf.transpose(oh), dy as tf.Tensor2D)];
+      }),
   };
 }) as (onehot: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 
@@ -49,9 +69,10 @@ export function embed(ids: tf.Tensor1D, table: tf.Tensor2D): tf.Tensor2D {
 /**
  * Batched product a[i] @ b[i] with a hand-written backward: da = dy @ b^T, db = a^T @ dy, with
  * explicit transposes. Used for attention only. On wasm a batched 3-D matMul takes a naive path
- * (~1.8 GFLOP/s, measured) but every alternative measured was no faster: a loop of 2-D products
- * needs per-entry slices, and wasm's Slice/Unpack/SplitV copy the whole input on every call
- * (~2-4 ms each for a [128, 64, 64] tensor), and broadcast-multiply-sum costs the same.
+ * (~1.8 GFLOP/s, measured); a loop of 2-D products needs per-entry slices, and wasm's
+ * Slice/Unpack/SplitV copy the whole input on every call, and broadcast-multiply-sum costs the
+ * same. The training path now uses `channelProduct` (depthwise convolution, ~3x faster) instead;
+ * `bmm` is kept for callers and tests.
  */
 export const bmm = tf.customGrad((...args) => {
   const [a, b, save] = args as [tf.Tensor3D, tf.Tensor3D, Grad];
@@ -61,26 +82,216 @@ export const bmm = tf.customGrad((...args) => {
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [as, bs] = saved as [tf.Tensor3D, tf.Tensor3D];
       const d = dy as tf.Tensor3D;
-      return [tf.matMul(d, tf.transpose(bs, [0, 2, 1])), tf.matMul(tf.transpose(as, [0, 2, 1]), d)];
+      return tf.tidy(() => [tf.matMul(d, tf.transpose(bs, [0, 2, 1])), tf.matMul(tf.transpose(as, [0, 2, 1]), d)]);
     },
   };
 }) as (a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D;
+
+/** Column sums [N, d] -> [d] as a plain 2-D product ones[1, N] @ x: wasm reduces over a non-last axis by transposing first (slow). */
+export function colSum(x: tf.Tensor2D): tf.Tensor1D {
+  return tf.reshape(tf.matMul(tf.ones([1, x.shape[0]]), x), [x.shape[1]]) as tf.Tensor1D; // [d]
+}
 
 /**
  * RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x^2) + eps) * g. Chosen over LayerNorm: one
  * reduction instead of two and no bias, fewer elementwise kernels per block on wasm; modern
  * decoder-only models (Llama, nanochat) use it with no loss in quality.
+ *
+ * One custom-gradient op that saves only x and g: tfjs's autodiff of the five kernels kept a copy
+ * of each intermediate, and reduced the gain's gradient over rows with a transposing Sum.
+ * Backward, recomputing r = rsqrt(mean(x^2) + eps), with xh = x r, G = dy g:
+ * dx = r (G - xh mean(G xh)), dg = colSum(dy xh).
  */
 export function rmsNorm(x: tf.Tensor2D, gain: tf.Tensor1D, eps: number): tf.Tensor2D {
-  const ms = tf.mean(tf.mul(x, x), -1, true); // [N, 1]
-  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), gain); // [N, d]
+  const op = tf.customGrad((...args) => {
+    const [xi, gi, save] = args as [tf.Tensor2D, tf.Tensor1D, Grad];
+    save([xi, gi]);
+    return {
+      value: rmsNormValue(xi, gi, eps), // [N, d]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [x, g0] = saved as [tf.Tensor2D, tf.Tensor1D];
+          const r = rmsScale(x, eps); // [N, 1]
+          const xh = tf.mul(x, r); // [N, d]
+          const g = tf.mul(dy, g0); // [N, d]
+          const dx = tf.mul(r, tf.sub(g, tf.mul(xh, tf.mean(tf.mul(g, xh), -1, true))));
+          return [dx, colSum(tf.mul(dy, xh) as tf.Tensor2D)];
+        }),
+    };
+  }) as (x: tf.Tensor2D, g: tf.Tensor1D) => tf.Tensor2D;
+  return op(x, gain);
+}
+
+/** rmsNorm's value without the custom-gradient wrapper (inference: fewer scopes per decoding step). */
+export function rmsNormValue(x: tf.Tensor2D, gain: tf.Tensor1D, eps: number): tf.Tensor2D {
+  return tf.mul(tf.mul(x, rmsScale(x, eps)), gain); // [N, d]
+}
+
+function rmsScale(x: tf.Tensor2D, eps: number): tf.Tensor {
+  return tf.rsqrt(tf.add(tf.mean(tf.mul(x, x), -1, true), eps)); // [N, 1]
 }
 
 const GELU_C = Math.sqrt(2 / Math.PI);
+const GELU_A = 0.044715;
 
-/** GELU, tanh approximation (GPT-2); x*x*x rather than pow, which is slow on wasm. */
+/**
+ * GELU, tanh approximation (GPT-2): 0.5 x (1 + tanh(z)), z = c (x + 0.044715 x^3), computed as
+ * the identical x * sigmoid(2z) (0.5 (1 + tanh(z)) = sigmoid(2z) exactly): wasm's Tanh is a
+ * scalar loop (~25 ms per 1M elements, measured) while Sigmoid is vectorised (~1 ms). Same
+ * function, so checkpoints keep their meaning; values differ from the tanh form by float rounding
+ * only (~1e-7). x*x*x rather than pow, which is slow on wasm.
+ */
 export function gelu(x: tf.Tensor2D): tf.Tensor2D {
-  const cube = tf.mul(tf.mul(x, x), x);
-  const inner = tf.mul(tf.add(x, tf.mul(cube, 0.044715)), GELU_C);
-  return tf.mul(tf.mul(x, 0.5), tf.add(tf.tanh(inner), 1)); // [N, m]
+  return tf.mul(x, geluGate(x)); // [N, m]
+}
+
+function geluGate(x: tf.Tensor): tf.Tensor {
+  return tf.sigmoid(tf.mul(tf.add(x, tf.mul(tf.mul(tf.mul(x, x), x), GELU_A)), 2 * GELU_C));
+}
+
+/**
+ * The MLP of a block, y = gelu(h @ wfc) @ wproj, as one custom-gradient op that keeps only its
+ * inputs and the pre-activation u = h @ wfc for the backward pass (gelu(u) and its derivative are recomputed:
+ * elementwise, cheap next to the products) instead of autodiff's half-dozen [N, m] intermediates.
+ * gelu'(u) = s + u s (1 - s) 2c (1 + 3a u^2) with s = sigmoid(2c (u + a u^3)).
+ */
+/** The MLP's value without the custom-gradient wrapper (inference). */
+export function mlpValue(h: tf.Tensor2D, wfc: tf.Tensor2D, wproj: tf.Tensor2D): tf.Tensor2D {
+  return tf.matMul(gelu(tf.matMul(h, wfc)), wproj); // [N, d]
+}
+
+export const mlp = tf.customGrad((...args) => {
+  const [h, wfc, wproj, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
+  const u = tf.matMul(h, wfc) as tf.Tensor2D; // [N, m]
+  save([h, wfc, wproj, u]);
+  return {
+    value: tf.matMul(gelu(u), wproj), // [N, d]
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
+      const [hs, wfcs, wprojs, us] = saved as tf.Tensor2D[];
+      const s = geluGate(us); // [N, m]
+      const g = tf.mul(us, s) as tf.Tensor2D; // gelu(u)
+      // (dy^T g)^T rather than g^T dy: transposes [N, d] and [d, m] instead of the 4x larger g [N, m].
+      const dwproj = tf.transpose(tf.matMul(tf.transpose(dy as tf.Tensor2D), g)); // [m, d]
+      const dg = tf.matMul(dy as tf.Tensor2D, tf.transpose(wprojs)); // [N, m]
+      const u2 = tf.mul(us, us);
+      const slope = tf.mul(tf.mul(tf.mul(us, tf.mul(s, tf.sub(1, s))), tf.add(tf.mul(u2, 3 * GELU_A), 1)), 2 * GELU_C);
+      const du = tf.mul(dg, tf.add(s, slope)) as tf.Tensor2D; // [N, m]
+      return [tf.matMul(du, tf.transpose(wfcs)), tf.matMul(tf.transpose(hs), du), dwproj];
+    }),
+  };
+}) as (h: tf.Tensor2D, wfc: tf.Tensor2D, wproj: tf.Tensor2D) => tf.Tensor2D;
+
+/** Rows [B*T, H*hd] to heads [B*H, T, hd] (a [0, 2, 1, 3] transpose, a permutation wasm does fast). */
+export function toHeads(x: tf.Tensor2D, B: number, T: number, H: number): tf.Tensor3D {
+  const hd = x.shape[1] / H;
+  return tf.reshape(tf.transpose(tf.reshape(x, [B, T, H, hd]), [0, 2, 1, 3]), [B * H, T, hd]) as tf.Tensor3D;
+}
+
+/** Heads [B*H, T, hd] back to rows [B*T, H*hd]. */
+export function mergeHeads(yh: tf.Tensor3D, B: number, T: number): tf.Tensor2D {
+  const [, , hd] = yh.shape;
+  const H = yh.shape[0] / B;
+  return tf.reshape(tf.transpose(tf.reshape(yh, [B, H, T, hd]), [0, 2, 1, 3]), [B * T, H * hd]) as tf.Tensor2D;
+}
+
+/**
+ * Softmax attention of queries already scaled by 1/sqrt(hd): att = softmax(q k^T + bias),
+ * y = att v. q, k, v [B*H, T, hd]; bias [1 or B, 1, T, T] (0 or MASKED), broadcast by the add.
+ */
+export function attendHeads(q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D, bias: tf.Tensor4D, B: number): { att: tf.Tensor3D; y: tf.Tensor3D } {
+  const [BH, T] = q.shape;
+  const scores = tf.reshape(tf.matMul(q, k, false, true), [B, BH / B, T, T]); // [B, H, T, T]
+  const att = tf.reshape(tf.softmax(tf.add(scores, bias), -1), [BH, T, T]) as tf.Tensor3D; // [B*H, T, T]
+  return { att, y: tf.matMul(att, v) }; // y [B*H, T, hd]
+}
+
+/**
+ * x (any shape with `shape`'s size) viewed as `shape`, transposed by `perm`, reshaped to `out`
+ * (default: the permuted shape). Axes of size 1 are dropped before the transpose (wasm's
+ * Transpose fails with "divide by zero" on some permutations with size-1 axes, e.g. B = 1), and
+ * a permutation that is then the identity is a plain reshape.
+ */
+export function permute(x: tf.Tensor, shape: number[], perm: number[], out: number[] = perm.map((i) => shape[i])): tf.Tensor {
+  const kept = shape.flatMap((n, i) => (n === 1 ? [] : [i]));
+  const p = perm.filter((i) => shape[i] !== 1).map((i) => kept.indexOf(i));
+  if (x.size === 0 || p.every((v, i) => v === i)) return tf.reshape(x, out);
+  return tf.reshape(tf.transpose(tf.reshape(x, kept.map((i) => shape[i])), p), out);
+}
+
+/**
+ * Per-channel products as one depthwise convolution: out[p, c, m] = sum_k x[p, k, c] f[k, c, m],
+ * x [P, K, C], f [K, C, M] -> [P, C, M]. With channels c = (batch, head) this is a batched
+ * matmul of C independent [P, K] @ [K, M] products; wasm runs depthwiseConv2d with a channel
+ * multiplier through XNNPACK at ~8 GFLOP/s against ~2.5 for a batched 3-D matMul (measured,
+ * [256 x 64 x 32] @ [32 x 64]: 8 ms vs 25 ms, identical values).
+ */
+export function channelProduct(x: tf.Tensor3D, f: tf.Tensor3D): tf.Tensor3D {
+  const [P, K, C] = x.shape;
+  const M = f.shape[2];
+  const out = tf.depthwiseConv2d(tf.reshape(x, [1, P, K, C]) as tf.Tensor4D, tf.reshape(f, [1, K, C, M]) as tf.Tensor4D, 1, 'valid'); // [1, P, 1, C*M]
+  return tf.reshape(out, [P, C, M]) as tf.Tensor3D;
+}
+
+/**
+ * Multi-head causal self-attention of normed rows h [B*T, d] with projections wq, wk, wv [d, d]
+ * -> heads' output [B*T, d] (before wo), as one custom-gradient op (the training path).
+ *
+ * Every per-(batch, head) product is a `channelProduct` (depthwise convolution) over C = B*H
+ * channels, in "time-major" layouts: rows [B, T, H, hd] are [T, C, hd] after a [1, 0, 2, 3]
+ * transpose (a permutation wasm does fast), probabilities are kept as att [T(query), C, T(key)]
+ * so the softmax runs over the last axis. It keeps h, the weights, q (scaled by 1/sqrt(hd)), k,
+ * v (rows) and att for the backward pass, instead of autodiff's copies of scores, bias sums and
+ * softmax internals, and the three weight gradients share one transpose of h. (Not one fused
+ * [d, 3d] product: splitting its output on wasm cost more than it saved, measured.)
+ * Backward: dAtt = dY v^T, dS = att (dAtt - rowsum(dAtt att)), dq = dS k / sqrt(hd),
+ * dk = dS^T q_scaled, dv = att^T dY. `bias` [1, 1, T, T] (causal; 0 or MASKED) is a constant.
+ */
+export function selfAttention(
+  h: tf.Tensor2D,
+  wq: tf.Tensor2D,
+  wk: tf.Tensor2D,
+  wv: tf.Tensor2D,
+  bias: tf.Tensor4D,
+  B: number,
+  T: number,
+  H: number,
+): tf.Tensor2D {
+  if (bias.shape[0] !== 1) throw new Error('selfAttention: bias must be [1, 1, T, T] (shared by every row)');
+  if (B * T === 0) return tf.matMul(h, wv); // no rows: [0, d] (wasm's Transpose fails on empty tensors)
+  const hd = wq.shape[1] / H;
+  const C = B * H;
+  const scale = 1 / Math.sqrt(hd);
+  const r4 = [B, T, H, hd];
+  const timeMajor = (x: tf.Tensor) => permute(x, r4, [1, 0, 2, 3], [T, C, hd]) as tf.Tensor3D; // [T, C, hd]
+  const featMajor = (x: tf.Tensor) => permute(x, r4, [1, 3, 0, 2], [T, hd, C]) as tf.Tensor3D; // [T, hd, C]
+  const keyMajor = (x: tf.Tensor) => permute(x, r4, [3, 0, 2, 1], [hd, C, T]) as tf.Tensor3D; // [hd, C, T]
+  const toRows = (y: tf.Tensor3D) => permute(y, [T, B, H, hd], [1, 0, 2, 3], [B * T, H * hd]) as tf.Tensor2D; // [T, C, hd] -> [B*T, d]
+  const att3 = [T, C, T];
+  const op = tf.customGrad((...args) => {
+    const [x, q0, k0, v0, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
+    const qs = tf.mul(tf.matMul(x, q0), scale) as tf.Tensor2D; // [B*T, d]
+    const k = tf.matMul(x, k0); // [B*T, d]
+    const v = tf.matMul(x, v0); // [B*T, d]
+    const scores = channelProduct(featMajor(qs), keyMajor(k)); // [T, C, T]: scores[t, c, s]
+    const att = tf.softmax(tf.add(scores, tf.reshape(bias, [T, 1, T])), -1) as tf.Tensor3D; // [T, C, T]
+    const y = channelProduct(permute(att, att3, [0, 2, 1]) as tf.Tensor3D, timeMajor(v)); // [T, C, hd]
+    save([x, q0, k0, v0, qs, k, v, att]);
+    return {
+      value: toRows(y), // [B*T, d]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [xs, wqs, wks, wvs, qS, kS, vS] = saved as tf.Tensor2D[];
+          const a = saved[7] as tf.Tensor3D; // [T, C, T]
+          const dAtt = channelProduct(featMajor(dy), keyMajor(vS)); // [T, C, T]
+          const dS = tf.mul(a, tf.sub(dAtt, tf.sum(tf.mul(dAtt, a), -1, true))) as tf.Tensor3D; // [T, C, T]
+          const dq = tf.mul(toRows(channelProduct(permute(dS, att3, [0, 2, 1]) as tf.Tensor3D, timeMajor(kS))), scale) as tf.Tensor2D;
+          const dk = toRows(channelProduct(permute(dS, att3, [2, 0, 1]) as tf.Tensor3D, timeMajor(qS)));
+          const dv = toRows(channelProduct(permute(a, att3, [2, 0, 1]) as tf.Tensor3D, timeMajor(dy)));
+          const xT = tf.transpose(xs); // [d, B*T]
+          const dx = tf.addN([tf.matMul(dq, tf.transpose(wqs)), tf.matMul(dk, tf.transpose(wks)), tf.matMul(dv, tf.transpose(wvs))]);
+          return [dx, tf.matMul(xT, dq), tf.matMul(xT, dk), tf.matMul(xT, dv)];
+        }),
+    };
+  }) as (x: tf.Tensor2D, wq: tf.Tensor2D, wk: tf.Tensor2D, wv: tf.Tensor2D) => tf.Tensor2D;
+  return op(h, wq, wk, wv);
 }

@@ -11,21 +11,31 @@
  * - `decodeStep(ids, positions, cache, keyBias)`: one new token per row against the cache.
  *
  * Speed on wasm (TOOLCHAIN.md): all weight products are plain 2-D matmuls on [B*T, d]
- * activations (layers.ts); attention is one batched [B*H, T, T] product (layers.ts `bmm` says why).
+ * activations (layers.ts). Training attention runs its per-(batch, head) products as depthwise
+ * convolutions (layers.ts `selfAttention`); prefill and decoding use batched 3-D matMuls.
+ * The training path runs each block as five custom-gradient ops (rmsNorm, attention with its
+ * q/k/v projections, the output projection, rmsNorm, the MLP: layers.ts), which keep only what
+ * their backward needs; tfjs's per-kernel autodiff kept a copy of every intermediate.
  * Not here: sampling (sampler.ts), log-probs (logprobs.ts), saving (checkpoint.ts).
  * Tests: test/core/models/transformer.test.ts (shapes, KV cache vs full forward, init determinism).
  */
 import * as tf from '@tensorflow/tfjs';
 import { mlpWidth, parameterShapes, type ModelConfig } from './config';
-import { bmm, embed, gelu, linear, rmsNorm } from './layers';
+import { attendHeads, embed, linear, mergeHeads, mlp, mlpValue, rmsNorm, rmsNormValue, selfAttention, toHeads } from './layers';
 import { mixSeed, normalArray } from './random';
 
 /** Additive attention bias for masked keys (finite, so fully masked rows give no NaN). */
 export const MASKED = -1e9;
 
-/** Per-layer attention cache: keys stored transposed so that q @ kT needs no transpose flag. */
+/**
+ * Per-layer attention cache. Keys are stored untransposed, [B*H, t, hd], like the values (the
+ * field keeps its old name `kT` for compatibility; it used to hold [B*H, hd, t]): appending a
+ * step is then B*H contiguous copies per layer instead of B*H*hd strided ones, which made the
+ * cache append the largest cost of a decoding step. q k^T uses a transpose flag, the same speed
+ * as a flagless batched product on wasm (both take the slow 3-D path).
+ */
 export type KVCache = {
-  kT: tf.Tensor3D[]; // per layer [B*H, hd, t]
+  kT: tf.Tensor3D[]; // per layer keys [B*H, t, hd] (untransposed, despite the name)
   v: tf.Tensor3D[]; // per layer [B*H, t, hd]
 };
 
@@ -97,8 +107,9 @@ export class Transformer {
       const pos = tf.slice(this.p<tf.Rank.R2>('wpe'), [0, 0], [T, d]); // [T, d]
       let x = tf.reshape(tf.add(tf.reshape(tok, [B, T, d]), pos), [B * T, d]) as tf.Tensor2D; // [B*T, d]
       const bias = causalBias(T); // [1, 1, T, T]
-      for (let l = 0; l < this.config.nLayers; l++) x = this.block(l, x, (q, k, v) => this.attendFull(q, k, v, B, T, bias).y);
-      return tf.reshape(this.head(x), [B, T, this.config.vocabSize]) as tf.Tensor3D; // [B, T, V]
+      const H = this.config.nHeads;
+      for (let l = 0; l < this.config.nLayers; l++) x = this.block(l, x, (h) => selfAttention(h, ...this.wqkv(l), bias, B, T, H), true);
+      return tf.reshape(this.head(x, true), [B, T, this.config.vocabSize]) as tf.Tensor3D; // [B, T, V]
     });
   }
 
@@ -123,17 +134,22 @@ export class Transformer {
       let x = this.embedInference(tf.reshape(ids, [B * T]) as tf.Tensor1D, tf.tensor1d(positions, 'int32')); // [B*T, d]
       const kT: tf.Tensor3D[] = [];
       const v: tf.Tensor3D[] = [];
+      const scale = 1 / Math.sqrt(this.headDim);
       for (let l = 0; l < this.config.nLayers; l++) {
-        x = this.block(l, x, (q, k, vv) => {
-          const out = this.attendFull(q, k, vv, B, T, biasT);
-          kT.push(out.kT);
-          v.push(out.v);
-          return out.y;
-        });
+        x = this.block(l, x, (h) => {
+          const H = this.config.nHeads;
+          const [wq, wk, wv] = this.wqkv(l);
+          const q = toHeads(tf.matMul(h, wq), B, T, H); // [B*H, T, hd]
+          const k = toHeads(tf.matMul(h, wk), B, T, H); // [B*H, T, hd]
+          const vh = toHeads(tf.matMul(h, wv), B, T, H); // [B*H, T, hd]
+          kT.push(k); // [B*H, T, hd]
+          v.push(vh);
+          return mergeHeads(attendHeads(tf.mul(q, scale), k, vh, biasT, B).y, B, T); // [B*T, d]
+        }, false);
       }
-      const lastRows = tf.tensor1d(Array.from({ length: B }, (_, r) => r * T + T - 1), 'int32');
-      const last = tf.gather(x, lastRows); // [B, d]: gather, since wasm's Slice copies its whole input
-      return { logits: this.head(last), cache: { kT, v } };
+      const d = this.config.dModel;
+      const last = tf.reshape(tf.slice(tf.reshape(x, [B, T, d]), [0, T - 1, 0], [B, 1, d]), [B, d]) as tf.Tensor2D; // [B, d] (a slice: cheaper than wasm's Gather)
+      return { logits: this.head(last, false), cache: { kT, v } };
     });
   }
 
@@ -146,7 +162,7 @@ export class Transformer {
     const B = ids.length;
     const { nHeads: H } = this.config;
     const hd = this.headDim;
-    const t = cache.kT[0].shape[2] + 1;
+    const t = cache.kT[0].shape[1] + 1;
     if (t > this.config.contextLength) throw new Error(`model: decoding position ${t - 1} exceeds contextLength ${this.config.contextLength}`);
     return tf.tidy(() => {
       const bias = tf.tensor4d(keyBias, [B, 1, 1, t]);
@@ -154,63 +170,66 @@ export class Transformer {
       const kT: tf.Tensor3D[] = [];
       const v: tf.Tensor3D[] = [];
       for (let l = 0; l < this.config.nLayers; l++) {
-        x = this.block(l, x, (q, k, vv) => {
-          const q3 = tf.reshape(q, [B * H, 1, hd]); // [B*H, 1, hd]
-          const kNew = tf.reshape(k, [B * H, hd, 1]); // [B*H, hd, 1]
+        x = this.block(l, x, (h) => {
+          const q = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wq`)); // [B, d]
+          const k = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wk`)); // [B, d]
+          const vv = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wv`)); // [B, d]
+          const q3 = tf.reshape(tf.mul(q, 1 / Math.sqrt(hd)), [B * H, 1, hd]); // [B*H, 1, hd], scaled
+          const kNew = tf.reshape(k, [B * H, 1, hd]); // [B*H, 1, hd]
           const vNew = tf.reshape(vv, [B * H, 1, hd]); // [B*H, 1, hd]
-          const kAll = tf.concat([cache.kT[l], kNew], 2) as tf.Tensor3D; // [B*H, hd, t]
+          const kAll = tf.concat([cache.kT[l], kNew], 1) as tf.Tensor3D; // [B*H, t, hd]
           const vAll = tf.concat([cache.v[l], vNew], 1) as tf.Tensor3D; // [B*H, t, hd]
           kT.push(kAll);
           v.push(vAll);
           // One query per row: a single small 3-D matmul beats B*H tiny 2-D ones here.
-          const scores = tf.mul(tf.matMul(q3, kAll), 1 / Math.sqrt(hd)); // [B*H, 1, t]
+          const scores = tf.matMul(q3, kAll, false, true); // [B*H, 1, t]
           const att = tf.softmax(tf.add(tf.reshape(scores, [B, H, 1, t]), bias), -1); // [B, H, 1, t]
           const y = tf.matMul(tf.reshape(att, [B * H, 1, t]) as tf.Tensor3D, vAll); // [B*H, 1, hd]
           return tf.reshape(y, [B, this.config.dModel]) as tf.Tensor2D; // [B, d]
-        });
+        }, false);
       }
-      return { logits: this.head(x), cache: { kT, v } };
+      return { logits: this.head(x, false), cache: { kT, v } };
     });
   }
 
-  /** Token + position embeddings by gather (inference only: gather has no gradient on wasm). */
+  /**
+   * Token + position embeddings for inference, as one-hot products (exact: one 1 and zeros per
+   * row): wasm's Gather kernel is slow (~0.3 ms for 32 rows of 128, ~8 ms for 1024; measured),
+   * a [N, V] @ [V, d] product is far cheaper.
+   */
   private embedInference(ids: tf.Tensor1D, positions: tf.Tensor1D): tf.Tensor2D {
-    return tf.add(tf.gather(this.p('wte'), ids), tf.gather(this.p('wpe'), positions)); // [N, d]
+    const tok = tf.matMul(tf.oneHot(ids, this.config.vocabSize).toFloat(), this.p<tf.Rank.R2>('wte')); // [N, d]
+    const pos = tf.matMul(tf.oneHot(positions, this.config.contextLength).toFloat(), this.p<tf.Rank.R2>('wpe')); // [N, d]
+    return tf.add(tok, pos); // [N, d]
   }
 
-  /** Final norm and output head: [N, d] -> [N, V]. */
-  private head(x: tf.Tensor2D): tf.Tensor2D {
-    const h = rmsNorm(x, this.p('normf'), this.config.normEps);
+  /** Final norm and output head: [N, d] -> [N, V]. `train`: custom-gradient ops, else plain forward kernels. */
+  private head(x: tf.Tensor2D, train: boolean): tf.Tensor2D {
+    const h = (train ? rmsNorm : rmsNormValue)(x, this.p('normf'), this.config.normEps);
     const w = this.config.tiedEmbeddings ? tf.transpose(this.p<tf.Rank.R2>('wte')) : this.p<tf.Rank.R2>('head'); // [d, V]
-    return linear(h, w); // [N, V]
+    return train ? linear(h, w) : tf.matMul(h, w); // [N, V]
   }
 
-  /** One pre-norm block on [B*T, d] rows; `attend` maps q, k, v [B*T, d] to the heads' output [B*T, d]. */
-  private block(l: number, x: tf.Tensor2D, attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  /** The q, k, v projections [d, d] of layer l. */
+  private wqkv(l: number): [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D] {
+    return [this.p(`h.${l}.attn.wq`), this.p(`h.${l}.attn.wk`), this.p(`h.${l}.attn.wv`)];
+  }
+
+  /**
+   * One pre-norm block on [B*T, d] rows; `attend` maps the normed rows h [B*T, d] to the heads'
+   * output [B*T, d] (before wo): training uses layers.ts `selfAttention` (one custom op,
+   * projections included), prefill and decoding plain forward code that also fills the cache.
+   * `train` false (prefill, decoding: never differentiated) uses plain kernels instead of the
+   * custom-gradient wrappers, whose scopes are a visible share of a decoding step.
+   */
+  private block(l: number, x: tf.Tensor2D, attend: (h: tf.Tensor2D) => tf.Tensor2D, train: boolean): tf.Tensor2D {
     const eps = this.config.normEps;
-    // Three products rather than one fused [d, 3d] one: splitting the fused output on wasm
-    // (SplitV) copies the whole input three times and cost more than the matmul itself.
-    const h = rmsNorm(x, this.p(`h.${l}.norm1`), eps); // [B*T, d]
-    const q = linear(h, this.p(`h.${l}.attn.wq`)); // [B*T, d]
-    const k = linear(h, this.p(`h.${l}.attn.wk`)); // [B*T, d]
-    const v = linear(h, this.p(`h.${l}.attn.wv`)); // [B*T, d]
-    x = tf.add(x, linear(attend(q, k, v), this.p(`h.${l}.attn.wo`))); // [B*T, d]
-    const hidden = gelu(linear(rmsNorm(x, this.p(`h.${l}.norm2`), eps), this.p(`h.${l}.mlp.wfc`))); // [B*T, m]
-    return tf.add(x, linear(hidden, this.p(`h.${l}.mlp.wproj`))); // [B*T, d]
-  }
-
-  /** Causal self-attention over full sequences; bias broadcasts to [B, H, T, T]. */
-  private attendFull(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, B: number, T: number, bias: tf.Tensor4D) {
-    const H = this.config.nHeads;
-    const hd = this.headDim;
-    const qh = tf.reshape(tf.transpose(tf.reshape(q, [B, T, H, hd]), [0, 2, 1, 3]), [B * H, T, hd]) as tf.Tensor3D; // [B*H, T, hd]
-    const kT = tf.reshape(tf.transpose(tf.reshape(k, [B, T, H, hd]), [0, 2, 3, 1]), [B * H, hd, T]) as tf.Tensor3D; // [B*H, hd, T]
-    const vh = tf.reshape(tf.transpose(tf.reshape(v, [B, T, H, hd]), [0, 2, 1, 3]), [B * H, T, hd]) as tf.Tensor3D; // [B*H, T, hd]
-    const scores = tf.mul(bmm(qh, kT), 1 / Math.sqrt(hd)); // [B*H, T, T]
-    const att = tf.softmax(tf.add(tf.reshape(scores, [B, H, T, T]), bias), -1); // [B, H, T, T]
-    const yh = bmm(tf.reshape(att, [B * H, T, T]) as tf.Tensor3D, vh); // [B*H, T, hd]
-    const y = tf.reshape(tf.transpose(tf.reshape(yh, [B, H, T, hd]), [0, 2, 1, 3]), [B * T, H * hd]) as tf.Tensor2D; // [B*T, d]
-    return { y, kT, v: vh };
+    const norm = train ? rmsNorm : rmsNormValue;
+    const h = norm(x, this.p(`h.${l}.norm1`), eps); // [B*T, d]
+    const wo = this.p<tf.Rank.R2>(`h.${l}.attn.wo`);
+    x = tf.add(x, train ? linear(attend(h), wo) : tf.matMul(attend(h), wo)); // [B*T, d]
+    const h2 = norm(x, this.p(`h.${l}.norm2`), eps); // [B*T, d]
+    return tf.add(x, (train ? mlp : mlpValue)(h2, this.p(`h.${l}.mlp.wfc`), this.p(`h.${l}.mlp.wproj`))); // [B*T, d]
   }
 }
 
