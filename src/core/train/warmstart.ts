@@ -1,7 +1,7 @@
 /**
  * Produces the warm-start checkpoint of a preset (`srpo-lab warmstart`): demonstrations for
- * every role of the preset's workflow from its train tasks (workflows/demos.ts: a noisy oracle,
- * deliberately imperfect), supervised training of the preset's policy set on them
+ * every role of the preset's workflow from the train splits of its train and eval task
+ * generators (workflows/demos.ts: a noisy oracle, deliberately imperfect), supervised training of the preset's policy set on them
  * (models/warmstart.ts: cross-entropy on completion tokens), and a checkpoint in the run
  * checkpoint layout (one sub-directory per policy id) that `policies.init` can point at.
  * Fixed seed: the same command writes the same weights (on the CPU backends).
@@ -34,7 +34,9 @@ export interface WarmStartRequest {
 export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: string; reports: EpochReport[]; demonstrations: number }> {
   const seed = req.seed ?? 1;
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
-  const demos = config.tasks.train.flatMap((name) => {
+  // Demonstrations from the train split of every generator the preset trains or evaluates on.
+  const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
+  const demos = generators.flatMap((name) => {
     const generator = getTaskGenerator(name);
     const corpus = generator.corpus?.();
     return warmStartDemos({
@@ -46,7 +48,7 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
       tools: corpus ? { search: Bm25Retriever.open(corpus) } : undefined,
     });
   });
-  req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${config.tasks.train.join(', ')}`);
+  req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${generators.join(', ')}`);
   const { policies, tokenizer } = initialPolicies(config);
   try {
     const reports = warmStart(policies, tokenizer, demos.map((d) => ({ ...d, role: d.role as Role })), {
