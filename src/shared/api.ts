@@ -172,6 +172,12 @@ export interface MemberTokensDto {
   logpOld: number[];
   /** Loss mask of each generated token (0 = masked, excluded from the objective). */
   mask: number[];
+  /**
+   * Current-policy log-prob of each generated token at the member's last update, nats (a
+   * non-finite value arrives as null); logpCur - logpOld is the token's log-ratio. null when not
+   * recorded (the member took part in no update, or the run predates schema version 2).
+   */
+  logpCur: (number | null)[] | null;
   promptLength: number;
 }
 

@@ -182,6 +182,24 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     expect(await page.locator('.trace-event .tok').count()).toBeGreaterThan(0);
     expect(await page.textContent('.trace-event .stats')).toMatch(/K \(expected\)/);
     await shot('trace');
+    // Tokens of a member that took part in an update are coloured by their own log-ratio
+    // (log pi_cur - log pi_old), each with a tooltip; step with j until an event has one.
+    const ratioTokens = () => page.locator('.trace-event .tok[data-log-ratio]').count();
+    for (let i = 0; i < 30 && (await ratioTokens()) === 0; i++) {
+      const before = await key();
+      await page.keyboard.press('j');
+      await page.waitForFunction((k) => document.querySelector('.trace-event .event-key')?.textContent !== k, before, { timeout: 5_000 }).catch(() => undefined);
+    }
+    expect(await ratioTokens()).toBeGreaterThan(0);
+    const tok = page.locator('.trace-event .tok[data-log-ratio]').first();
+    const title = (await tok.getAttribute('title')) ?? '';
+    expect(title).toMatch(/logp old -?\d/);
+    expect(title).toMatch(/logp cur -?\d/);
+    expect(title).toMatch(/log-ratio [+-]\d/);
+    expect(Number.isFinite(Number(await tok.getAttribute('data-log-ratio')))).toBe(true);
+    expect(await page.locator('.trace-event .legend[data-scale="tokenLogRatio"]').count()).toBe(1);
+    expect(await page.locator('.trace-event .tokens[data-scale="tokenLogRatio"]').count()).toBeGreaterThan(0);
+    await shot('trace-token-log-ratio');
     // From a curve point: the dashboard's pick opens ?step=N, which filters to that step.
     await go('#/runs/1/trace?step=2');
     await page.waitForFunction(() => (document.querySelector('input[name="fromStep"]') as HTMLInputElement | null)?.value === '2');

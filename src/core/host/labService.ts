@@ -399,6 +399,7 @@ function memberDto(m: StoredMember): EventDetailDto['members'][number] {
           outputText: Array.from(t.outputTokens, (id) => TOKEN_TEXT[id] ?? `<${id}>`),
           logpOld: Array.from(t.logpOld, (v) => (Number.isFinite(v) ? v : 0)),
           mask: Array.from(t.mask),
+          logpCur: t.logpCur ? Array.from(t.logpCur, (v) => (Number.isFinite(v) ? v : null)) : null,
           promptLength: t.promptTokens.length,
         }
       : null,

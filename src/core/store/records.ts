@@ -50,6 +50,14 @@ export interface MemberRecord {
   mask: Uint8Array;
   /** Member log-ratio l_{e,j} at the last update epoch (nats), if computed. */
   logRatio: number | null;
+  /**
+   * Current-policy log-prob of each generated token at the member's last update (nats; the
+   * values that update's loss saw, before its optimizer step), one per output token, masked ones
+   * included; logpCur - logpOld is the token's log-ratio and its masked sum is `logRatio`.
+   * Absent or null when the member took part in no update (dropped event, eval, no update run).
+   * Stored only with token detail (StepRecord.tokens), like logpOld.
+   */
+  logpCur?: Float32Array | null;
 }
 
 export interface EventRecord {
@@ -228,10 +236,12 @@ export interface MemberTokens {
   outputTokens: Int32Array;
   logpOld: Float32Array;
   mask: Uint8Array;
+  /** Current log-probs at the member's last update (MemberRecord.logpCur); null when not recorded. */
+  logpCur: Float32Array | null;
 }
 
 /** A member as stored: MemberRecord with the token arrays grouped and optional. */
-export interface StoredMember extends Omit<MemberRecord, 'promptTokens' | 'outputTokens' | 'logpOld' | 'mask'> {
+export interface StoredMember extends Omit<MemberRecord, 'promptTokens' | 'outputTokens' | 'logpOld' | 'mask' | 'logpCur'> {
   id: number;
   promptLength: number;
   outputLength: number;

@@ -13,7 +13,8 @@
  *   back and rethrows with the episode/event/member it was writing prepended to the message.
  * - Metric values may be NaN or +-Infinity (NaN is stored as NULL and read back as NaN); rewards
  *   must be numbers (NaN is refused by NOT NULL).
- * - Token blobs are written only when `record.tokens`; token counts always.
+ * - Token blobs are written only when `record.tokens`; token counts always. A member's logpCur
+ *   (migration 2) is written with them when present, else NULL; its length must be the output's.
  *
  * Tests: test/core/store/steps.test.ts (round trip, atomicity, duplicates, truncation),
  * crash.test.ts (SIGKILL mid-run). Ingest speed: bench/store.bench.ts.
@@ -33,8 +34,8 @@ const INSERT_EVENT = `INSERT INTO events (episode_id, run_id, step, key, seq, ki
   member_count, invalid_members, complete, drop_reason, reward, advantage, log_ratio, ratio, clipped)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_MEMBER = `INSERT INTO members (event_id, run_id, step, member_index, role, policy_id, policy_version,
-  valid, parse_error, log_ratio, prompt_len, output_len, prompt, output, prompt_tokens, output_tokens, logp_old, mask)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  valid, parse_error, log_ratio, prompt_len, output_len, prompt, output, prompt_tokens, output_tokens, logp_old, mask, logp_cur)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_EVALUATION = `INSERT INTO evaluations (run_id, step, benchmark, n, queries, avg_at_n, pass_at_n,
   tokens_per_query, calls_per_query, tool_calls_per_query, successes_per_mtok, latency_p50_ms, latency_p95_ms)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -78,6 +79,10 @@ function checkStepOrder(db: LabDb, runId: number, step: number): void {
 }
 
 function insertMember(db: LabDb, eventId: number, runId: number, step: number, m: MemberRecord, tokens: boolean): void {
+  const logpCur = tokens && m.logpCur ? m.logpCur : null;
+  if (logpCur && logpCur.length !== m.outputTokens.length) {
+    throw new Error(`logpCur has ${logpCur.length} values for ${m.outputTokens.length} output tokens`);
+  }
   db.stmt(INSERT_MEMBER).run(
     eventId,
     runId,
@@ -97,6 +102,7 @@ function insertMember(db: LabDb, eventId: number, runId: number, step: number, m
     tokens ? encodeInt32(m.outputTokens) : null,
     tokens ? encodeFloat32(m.logpOld) : null,
     tokens ? encodeUint8(m.mask) : null,
+    logpCur ? encodeFloat32(logpCur) : null,
   );
 }
 

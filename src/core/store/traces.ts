@@ -63,6 +63,8 @@ interface MemberRow {
   output_tokens: Buffer | null;
   logp_old: Buffer | null;
   mask: Buffer | null;
+  /** Added by migration 2; NULL on older rows. */
+  logp_cur: Buffer | null;
 }
 
 interface EpisodeRow {
@@ -137,6 +139,7 @@ function toMember(r: MemberRow): StoredMember {
             outputTokens: decodeInt32(r.output_tokens),
             logpOld: decodeFloat32(r.logp_old),
             mask: decodeUint8(r.mask),
+            logpCur: r.logp_cur ? decodeFloat32(r.logp_cur) : null,
           }
         : null,
   };

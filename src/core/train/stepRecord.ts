@@ -40,6 +40,7 @@ export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared:
           logpOld: Float32Array.from(s?.logpOld ?? []),
           mask: Uint8Array.from(s?.outputTokens ?? [], () => 1),
           logRatio: j !== undefined ? (update?.memberLogRatios.get(j) ?? null) : null,
+          logpCur: j !== undefined ? (update?.memberLogpCur.get(j) ?? null) : null,
         };
       });
       return {

@@ -9,7 +9,9 @@
  * follows that row order (no gather needed on wasm). Then the registry objective
  * (srpo/objective.ts), an optional k3 KL penalty to the frozen reference policy, the global
  * gradient norm (before clipping), clipping, and AdamW per policy. A non-finite loss or norm
- * skips the update (SRPO.md point 9) and is counted. One read-back per mini-batch.
+ * skips the update (SRPO.md point 9) and is counted. One read-back per mini-batch: the metrics,
+ * the per-event outcomes, each member's log-ratio and each member's per-token current log-probs
+ * (the trace viewer colours tokens by log pi_cur - log pi_old from them).
  *
  * Tests: test/core/train/update.test.ts, test/core/train/trainer.test.ts.
  */
@@ -43,6 +45,12 @@ export interface UpdateResult {
   events: Map<number, EventOutcome>;
   /** Per prepared member: l_{e,j} at its last mini-batch (nats). */
   memberLogRatios: Map<number, number>;
+  /**
+   * Per prepared member: log pi_cur of each generated token at its last mini-batch (nats, the
+   * values the loss saw, before that mini-batch's optimizer step), trimmed to the member's length.
+   * Masked positions included; the masked sum of (logpCur - logpOld) is memberLogRatios' value.
+   */
+  memberLogpCur: Map<number, Float32Array>;
   applied: number;
   skipped: number;
   /** Why the last skipped update was skipped. */
@@ -111,7 +119,7 @@ export function subBatch(full: PreparedBatch, eventIdx: readonly number[], sampl
 }
 
 export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[], objective: ObjectiveConfig, ctx: UpdateContext): UpdateResult {
-  const result: UpdateResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), applied: 0, skipped: 0, lastSkipReason: null };
+  const result: UpdateResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), applied: 0, skipped: 0, lastSkipReason: null };
   const sums: Record<string, number> = {};
   const { epochs, miniBatches } = ctx.config.update;
   for (let epoch = 0; epoch < epochs && full.events.length > 0; epoch++) {
@@ -128,6 +136,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
       }
       r.events.forEach((o, i) => result.events.set(sub.eventOf[i], o));
       r.memberLogRatios.forEach((l, row) => result.memberLogRatios.set(sub.memberOf[row], l));
+      r.memberLogpCur.forEach((lp, row) => result.memberLogpCur.set(sub.memberOf[row], lp));
       ctx.onMiniBatch?.();
     }
   }
@@ -141,6 +150,8 @@ interface MiniBatchResult {
   metrics: Record<string, number>;
   events: EventOutcome[];
   memberLogRatios: number[];
+  /** Per row: current log-probs of the member's tokens (a copy, member length). */
+  memberLogpCur: Float32Array[];
   skipReason: string | null;
 }
 
@@ -195,14 +206,14 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
       const p = out.perEvent;
       pieces.push(p.logRatio, p.ratio, p.clippedLow, p.clippedHigh);
     }
-    pieces.push(memberLR);
+    pieces.push(memberLR, tf.reshape(logpCur, [M * T]));
     packed = tf.keep(tf.concat(pieces));
     return loss;
   }, vars);
   const gradList = Object.values(grads);
   const norm = tf.tidy(() => tf.sqrt(tf.addN(gradList.map((g) => tf.sum(tf.square(g))))));
   const all = tf.tidy(() => tf.concat([tf.stack([value, norm]), packed!]));
-  const values = all.dataSync(); // waits for the device: one read-back per mini-batch
+  const values = all.dataSync<'float32'>(); // waits for the device: one read-back per mini-batch
   tf.dispose([all, norm, value, packed!]);
 
   const [loss, gradNorm] = [values[0], values[1]];
@@ -221,11 +232,13 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
     at += 4 * E;
   }
   const memberLogRatios = Array.from(values.subarray(at, at + M));
+  at += M;
+  const memberLogpCur = prepared.members.map((m, row) => values.slice(at + row * T, at + row * T + m.mask.length));
 
   const skipReason = !Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null;
   if (skipReason) {
     tf.dispose(gradList);
-    return { metrics, events, memberLogRatios, skipReason };
+    return { metrics, events, memberLogRatios, memberLogpCur, skipReason };
   }
   const scale = Math.min(1, ctx.config.optimizer.gradClip / (gradNorm + 1e-6));
   metrics['grad/clip_scale'] = scale;
@@ -241,7 +254,7 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
     if (scale !== 1) tf.dispose([...g.values()]);
   }
   tf.dispose(gradList);
-  return { metrics, events, memberLogRatios, skipReason: null };
+  return { metrics, events, memberLogRatios, memberLogpCur, skipReason: null };
 }
 
 /** Rows padded with zeros to width T, flattened (a plain Float32Array for tf.tensor2d). */

@@ -113,6 +113,42 @@ describe('openLabDb', () => {
     expect(errorOf(() => openLabDb(tempDbPath('missing.db'), { readonly: true })).code).toBe('open_failed');
   });
 
+  it('migrates a version-1 database to the latest, keeping its rows; old members read back with logpCur null', () => {
+    const path = tempDbPath('v1.db');
+    const raw = new Database(path);
+    raw.transaction(() => {
+      MIGRATIONS[0].up(raw);
+      raw.pragma(`application_id = ${APPLICATION_ID}`);
+      raw.pragma('user_version = 1');
+    })();
+    raw.exec(`
+      INSERT INTO runs (id, name, config, status, seed, workflow, algorithm, created_at) VALUES (1, 'old', '{}', 'completed', 1, 'math', 'srpo', 0);
+      INSERT INTO steps (run_id, step, wall_time, tokens) VALUES (1, 0, 0, 1);
+      INSERT INTO episodes (id, run_id, step, key, split, task_id, benchmark, rollout, reward, correct, generated_tokens, calls, tool_calls, latency_ms)
+        VALUES (1, 1, 0, 's0/t0', 'train', 't0', 'gsm8k', 0, 1, 1, 2, 1, 0, 1);
+      INSERT INTO events (id, episode_id, run_id, step, key, seq, kind, state_id, group_key, expected_k, member_count, invalid_members, complete, reward)
+        VALUES (1, 1, 1, 0, 's0/t0/e0', 0, 'solve', 'st', 'g', 1, 1, 0, 1, 1);
+      INSERT INTO members (event_id, run_id, step, member_index, role, policy_id, policy_version, valid, log_ratio, prompt_len, output_len,
+        prompt, output, prompt_tokens, output_tokens, logp_old, mask)
+        VALUES (1, 1, 0, 0, 'solver', 'shared', 0, 1, 0.01, 1, 2, 'p', 'o', x'01000000', x'0200000003000000', x'0000803f00000040', x'0101');
+      UPDATE runs SET last_step = 0 WHERE id = 1;
+    `);
+    raw.close();
+
+    const s = LabStore.open(path);
+    expect(s.db.raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(2);
+    const cols = (s.db.raw.prepare("SELECT name FROM pragma_table_info('members')").all() as { name: string }[]).map((c) => c.name);
+    expect(cols).toContain('logp_cur');
+    const m = s.getEvent(1)!.members[0];
+    expect(m.logRatio).toBeCloseTo(0.01);
+    expect(Array.from(m.tokens!.outputTokens)).toEqual([2, 3]);
+    expect(Array.from(m.tokens!.logpOld)).toEqual([1, 2]);
+    expect(m.tokens!.logpCur).toBeNull();
+    expect(integrity(s.db)).toBe('ok');
+    s.close();
+  });
+
   it('prepares each statement once per connection', () => {
     const db = openLabDb(':memory:');
     const a = db.stmt('SELECT 1');

@@ -73,6 +73,8 @@ describe('writeStep', () => {
           expect(Array.from(sm.tokens!.outputTokens)).toEqual(Array.from(m.outputTokens));
           expect(bits(sm.tokens!.logpOld)).toEqual(bits(m.logpOld));
           expect(Array.from(sm.tokens!.mask)).toEqual(Array.from(m.mask));
+          if (m.logpCur) expect(bits(sm.tokens!.logpCur!)).toEqual(bits(m.logpCur));
+          else expect(sm.tokens!.logpCur).toBeNull();
         });
       });
     });
@@ -91,7 +93,33 @@ describe('writeStep', () => {
       expect(m.tokens).toBeNull();
       expect(m.outputLength).toBe(rec.episodes[0].events[0].members[j].outputTokens.length);
     }
-    expect(s.db.raw.prepare('SELECT count(*) FROM members WHERE output_tokens IS NOT NULL').pluck().get()).toBe(0);
+    expect(s.db.raw.prepare('SELECT count(*) FROM members WHERE output_tokens IS NOT NULL OR logp_cur IS NOT NULL').pluck().get()).toBe(0);
+  });
+
+  it('round-trips per-token current log-probs (logpCur) bit-exact, null where absent, and refuses a wrong length', () => {
+    const { s, run } = storeWithRun();
+    const rec = makeStep(2, SMALL);
+    const members = rec.episodes.flatMap((e) => e.events.flatMap((ev) => ev.members));
+    expect(members.some((m) => m.logpCur)).toBe(true);
+    expect(members.some((m) => !m.logpCur)).toBe(true);
+    s.writeStep(run, rec);
+    const stored = allEventIds(s, run).flatMap((id) => s.getEvent(id)!.members);
+    expect(stored).toHaveLength(members.length);
+    stored.forEach((sm, i) => {
+      const want = members[i].logpCur;
+      if (want) expect(bits(sm.tokens!.logpCur!)).toEqual(bits(want));
+      else expect(sm.tokens!.logpCur).toBeNull();
+    });
+    // A logpCur that does not match the output length rolls the step back, naming the member.
+    const bad = makeStep(3, SMALL);
+    const victim = bad.episodes[0].events.flatMap((ev) => ev.members)[0] ?? bad.episodes[1].events[0].members[0];
+    victim.logpCur = new Float32Array(victim.outputTokens.length + 1);
+    expect(() => s.writeStep(run, bad)).toThrow(/member \d+: logpCur has \d+ values/);
+    expect(s.committedSteps(run)).toEqual([2]);
+    // The CHECK holds at the SQL level too.
+    const row = s.db.raw.prepare('SELECT id, output_len FROM members WHERE output_tokens IS NOT NULL LIMIT 1').get() as { id: number; output_len: number };
+    expect(() => s.db.raw.prepare('UPDATE members SET logp_cur = zeroblob(?) WHERE id = ?').run(4 * row.output_len + 4, row.id)).toThrow(/CHECK/);
+    s.close();
   });
 
   it('stores evaluations in step order', () => {

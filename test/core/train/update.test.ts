@@ -103,6 +103,40 @@ describe('event-atomic policy update', () => {
     policies.dispose();
   });
 
+  it('reads back per-token current log-probs: equal to the old ones before any step, summing to the member log-ratio after', () => {
+    const { policies, samples, batch } = synthetic(6);
+    const objective = objectiveConfig({});
+    const prepared = prepareObjectiveBatch(batch, objective);
+    const first = context(policies, { epochs: 1, miniBatches: 1 });
+    const r1 = runUpdate(prepared, samples, objective, first.ctx);
+    expect(r1.applied).toBe(1);
+    expect(r1.memberLogpCur.size).toBe(prepared.members.length);
+    prepared.members.forEach((m, j) => {
+      const cur = r1.memberLogpCur.get(j)!;
+      expect(cur).toBeInstanceOf(Float32Array);
+      expect(cur.length).toBe(m.mask.length);
+      cur.forEach((v, t) => expect(Math.abs(v - m.logpOld[t]), `member ${j} token ${t}`).toBeLessThan(1e-5));
+    });
+    for (const o of first.optimizers.values()) o.dispose();
+
+    // More updates on the moved policies: l_{e,j} is the masked sum of the token log-ratios.
+    const more = context(policies, { epochs: 3, miniBatches: 2 });
+    const r2 = runUpdate(prepared, samples, objective, more.ctx);
+    expect(r2.applied).toBe(6);
+    let moved = 0;
+    prepared.members.forEach((m, j) => {
+      const cur = r2.memberLogpCur.get(j)!;
+      expect(cur.length).toBe(m.mask.length);
+      let sum = 0;
+      cur.forEach((v, t) => (sum += m.mask[t] * (v - m.logpOld[t])));
+      expect(Math.abs(sum - r2.memberLogRatios.get(j)!), `member ${j}`).toBeLessThan(1e-4);
+      if (Math.abs(sum) > 1e-3) moved++;
+    });
+    expect(moved).toBeGreaterThan(0);
+    for (const o of more.optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
   it('skips an update whose loss is not finite, changing nothing', () => {
     const { policies, samples, batch } = synthetic(4, 'shared');
     const objective = objectiveConfig({});

@@ -22,6 +22,7 @@ describe('warm-start checkpoints', () => {
     const losses = a.reports.map((r) => r.loss);
     expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
     const b = await produceWarmStart({ preset: 'math-quick', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
+    expect(b.demonstrations).toBe(a.demonstrations);
     expect(readFileSync(join(dir, 'b', 'shared', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'shared', 'model.safetensors')));
 
     for (const sharing of ['shared', 'per-role'] as const) {

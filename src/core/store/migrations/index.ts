@@ -6,6 +6,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import * as m001 from './001_initial';
+import * as m002 from './002_member_logp_cur';
 
 export interface Migration {
   version: number;
@@ -15,6 +16,7 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: '001_initial', up: m001.up },
+  { version: 2, name: '002_member_logp_cur', up: m002.up },
 ];
 
 /** The schema version this code writes: the number of the last migration. */

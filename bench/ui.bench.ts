@@ -1,0 +1,245 @@
+/**
+ * `ui`: the lab UI under load, in headless Chromium (Debian's /usr/bin/chromium + playwright-core,
+ * as test/e2e/lab.test.ts) against web mode (LabService + startLabServer, the built renderer in
+ * out/renderer; built first if missing). Two synthetic runs in one temporary database, written
+ * straight through the store's connection (one transaction of prepared inserts each):
+ *
+ * - run 1: 5 dashboard series (reward/mean, grad/norm, response/length_mean, set/size_mean,
+ *   entropy) of 100,000 points each. `dashboard_ms` = time from opening the dashboard until all
+ *   five charts have drawn (series fetched, min/max-downsampled, rendered, two frames) plus the
+ *   time to apply one live update (a new step's metric rows committed, the engine's step message
+ *   relayed as pushes, until every chart shows the new point and has painted). Goal: < 100.
+ * - run 2: 1,000,000 member rows (250,000 events of 4 members in 50,000 episodes of 5 events,
+ *   2,000 steps; no token blobs, like a step stored with tokens off). `trace_step_ms` = one
+ *   next-event step (the j key) in the trace viewer until the next event's detail has painted;
+ *   the median over steps that cross episodes, stay within one, and cross a list page.
+ *   Goal: < 50.
+ *
+ * Medians of several repetitions; the machine is shared, so read them as orders of magnitude.
+ * Headline: `BENCH ui dashboard_ms=... trace_step_ms=...`. Run: `npm run bench -- ui`.
+ * Prints `BENCH ui skipped=no_chromium` where Chromium is absent.
+ */
+import { execSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { resolveRunConfig } from '../src/core/config';
+import { LabService } from '../src/core/host/labService';
+import { NodeForkLauncher } from '../src/core/host/launcher';
+import type { EngineMessage } from '../src/core/host/messages';
+import type { LabStore } from '../src/core/store';
+import { CHROMIUM_PATH } from '../src/server/pdf';
+import { startLabServer } from '../src/server/server';
+import { headline, median } from './lib';
+
+// Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
+interface El {
+  textContent: string | null;
+}
+declare const document: { querySelector(s: string): El | null; querySelectorAll(s: string): ArrayLike<El> & Iterable<El> };
+declare const window: { location: { hash: string } };
+
+const SERIES = ['reward/mean', 'grad/norm', 'response/length_mean', 'set/size_mean', 'entropy'];
+const POINTS = 100_000;
+const EVENTS = 250_000;
+const MEMBERS_PER_EVENT = 4;
+const EVENTS_PER_EPISODE = 5;
+const EPISODES_PER_STEP = 25; // 2,000 steps
+const RUNS = 5;
+const TRACE_STEPS = 24;
+
+function writeMetrics(store: LabStore, runId: number): void {
+  const insert = store.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
+  store.db.raw.transaction(() => {
+    SERIES.forEach((key, s) => {
+      for (let step = 0; step < POINTS; step++) insert.run(runId, key, step, Math.sin(step / 500 + s) + 0.1 * Math.sin(step * 7.3 + s), 1_700_000_000_000 + step * 1000);
+    });
+    store.db.raw.prepare('UPDATE runs SET last_step = ? WHERE id = ?').run(POINTS - 1, runId);
+  })();
+}
+
+function writeTrace(store: LabStore, runId: number): void {
+  const raw = store.db.raw;
+  const ep = raw.prepare(`INSERT INTO episodes (run_id, step, key, split, task_id, benchmark, rollout, final_answer, reward, correct,
+    generated_tokens, calls, tool_calls, latency_ms) VALUES (?, ?, ?, 'train', ?, 'arith-easy', ?, '42', ?, ?, 64, 5, 0, 10)`);
+  const ev = raw.prepare(`INSERT INTO events (episode_id, run_id, step, key, seq, kind, state_id, group_key, expected_k, member_count,
+    invalid_members, complete, drop_reason, reward, advantage, log_ratio, ratio, clipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 1, NULL, ?, ?, ?, ?, ?)`);
+  const mem = raw.prepare(`INSERT INTO members (event_id, run_id, step, member_index, role, policy_id, policy_version, valid, parse_error,
+    log_ratio, prompt_len, output_len, prompt, output) VALUES (?, ?, ?, ?, ?, 'shared', ?, 1, NULL, ?, 48, 12, ?, ?)`);
+  const kinds = ['solve', 'solve', 'verify', 'revise', 'aggregate'];
+  const roles = ['solver', 'solver', 'verifier', 'solver', 'aggregator'];
+  const prompt = 'Problem: 12+30\nSolver 0: solve it. End with \\boxed{answer}.';
+  raw.transaction(() => {
+    let e = 0;
+    for (let p = 0; e < EVENTS; p++) {
+      const step = Math.floor(p / EPISODES_PER_STEP);
+      const episodeId = Number(ep.run(runId, step, `s${step}/t${p}`, `task${p % 7}`, p % 4, (p % 5) / 4, p % 2).lastInsertRowid);
+      for (let q = 0; q < EVENTS_PER_EPISODE && e < EVENTS; q++, e++) {
+        const c = e % 13;
+        const eventId = Number(
+          ev.run(episodeId, runId, step, `s${step}/t${p}/e${q}`, q, kinds[q], `s${step}/t${p}/s${q}`, `task${p % 7}/${kinds[q]}`, MEMBERS_PER_EVENT, MEMBERS_PER_EVENT, (e % 5) / 4, ((e % 7) - 3) / 3, 0.01 * ((e % 9) - 4), 1 + 0.01 * ((e % 9) - 4), c === 0 ? 'low' : c === 1 ? 'high' : null).lastInsertRowid,
+        );
+        for (let j = 0; j < MEMBERS_PER_EVENT; j++) mem.run(eventId, runId, step, j, roles[q], step, 0.001 * (j - 1.5), prompt, `So the answer is \\boxed{${42 + j}}.`);
+      }
+    }
+    raw.prepare('UPDATE runs SET last_step = ? WHERE id = ?').run(Math.floor((EVENTS / EVENTS_PER_EPISODE - 1) / EPISODES_PER_STEP), runId);
+  })();
+}
+
+/**
+ * Resolves after two animation frames in the page (what was rendered has been painted). A string,
+ * because tsx names inner functions with a helper the page does not have.
+ */
+const frames = (page: Page) => page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+
+/** Point counts shown by the dashboard's charts of SERIES (0 where a chart has none yet). */
+const chartCounts = (page: Page) =>
+  page.evaluate((keys) => keys.map((k) => Number(document.querySelector(`[data-chart="${k}"] .head small`)?.textContent?.split(' ')[0] ?? 0)), SERIES);
+
+async function main(): Promise<void> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    console.log(`no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
+    headline('ui', { skipped: 'no_chromium' });
+    return;
+  }
+  if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
+  const dir = mkdtempSync(join(tmpdir(), 'srpo-ui-bench-'));
+  const service = new LabService({ dbPath: join(dir, 'lab.db'), launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
+  const server = await startLabServer({ service });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const store = service.store;
+    const config = resolveRunConfig({ steps: POINTS });
+    const base = { config, seed: 1, workflow: 'math', algorithm: 'srpo', status: 'completed' as const };
+    const dashRun = store.createRun({ name: 'ui-bench-dashboard', ...base });
+    const traceRun = store.createRun({ name: 'ui-bench-trace', ...base, config: resolveRunConfig({ steps: 2000 }) });
+    let t0 = performance.now();
+    writeMetrics(store, dashRun);
+    console.log(`wrote ${SERIES.length} x ${POINTS} metric rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    t0 = performance.now();
+    writeTrace(store, traceRun);
+    const members = store.db.raw.prepare('SELECT count(*) FROM members WHERE run_id = ?').pluck().get(traceRun) as number;
+    console.log(`wrote ${members} member rows (${EVENTS} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    await page.goto(server.url);
+    await page.waitForSelector('.runs-view');
+    const go = (hash: string) => page.evaluate((h) => (window.location.hash = h), hash);
+
+    // Dashboard: open, render every chart; then one live update.
+    const renders: number[] = [];
+    const updates: number[] = [];
+    let nextStep = POINTS;
+    for (let r = 0; r < RUNS + 1; r++) {
+      await go('#/runs');
+      await page.waitForSelector('.runs-view');
+      await frames(page);
+      t0 = performance.now();
+      await go(`#/runs/${dashRun}`);
+      await page.waitForFunction(
+        (keys) => keys.every((k) => document.querySelector(`[data-chart="${k}"] canvas`) && Number(document.querySelector(`[data-chart="${k}"] .head small`)?.textContent?.split(' ')[0]) > 0),
+        SERIES,
+        { polling: 'raf', timeout: 60_000 },
+      );
+      await frames(page);
+      const render = performance.now() - t0;
+      const before = await chartCounts(page);
+
+      const step = nextStep++;
+      t0 = performance.now();
+      const wall = 1_700_000_000_000 + step * 1000;
+      const insert = store.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
+      store.db.raw.transaction(() => SERIES.forEach((k, s) => insert.run(dashRun, k, step, Math.sin(step / 500 + s), wall)))();
+      const message: EngineMessage = { type: 'step', step, final: false, totalSteps: POINTS * 2, metrics: Object.fromEntries(SERIES.map((k) => [k, 0.5])), wallMs: 1000, checkpoint: null };
+      // The engine's step message, as the launcher would hand it over (relay is private).
+      (service as unknown as { relay(runId: number, m: EngineMessage): void }).relay(dashRun, message);
+      await page.waitForFunction(
+        ([keys, want]) => keys.every((k, i) => Number(document.querySelector(`[data-chart="${k}"] .head small`)?.textContent?.split(' ')[0]) === want[i]),
+        [SERIES, before.map((n) => n + 1)] as const,
+        { polling: 'raf', timeout: 30_000 },
+      );
+      await frames(page);
+      const update = performance.now() - t0;
+      if (r > 0) {
+        renders.push(render);
+        updates.push(update);
+      }
+      console.log(`dashboard ${r === 0 ? '(warm-up) ' : ''}render ${render.toFixed(1)} ms (points ${before.join('/')}), live update ${update.toFixed(1)} ms`);
+    }
+    await page.screenshot({ path: join(dir, 'dashboard.png') });
+
+    // Server side alone: what the dashboard's first fetch costs (5 series, maxPoints 1000).
+    const serverMs = median(
+      Array.from({ length: 5 }, () => {
+        const t = performance.now();
+        void service.handlers.metricSeries({ runId: dashRun, keys: SERIES, maxPoints: 1000 });
+        return performance.now() - t;
+      }),
+    );
+    console.log(`metricSeries of the 5 series (server only): ${serverMs.toFixed(1)} ms`);
+
+    // Trace viewer: j through events of the million-member run.
+    await go(`#/runs/${traceRun}/trace`);
+    await page.waitForSelector('.trace-event', { timeout: 60_000 });
+    await frames(page);
+    const key = () => page.evaluate(() => document.querySelector('.trace-event .event-key')?.textContent ?? '');
+    const steps: number[] = [];
+    // Start near the end of the first page so one step crosses into the next page.
+    for (let i = 0; i < 190; i++) await page.keyboard.press('j');
+    await page.waitForFunction(() => document.querySelector('tr.selected td:nth-child(2)')?.textContent === document.querySelector('.trace-event .event-key')?.textContent, null, { timeout: 60_000 });
+    await frames(page);
+    for (let i = 0; i < TRACE_STEPS; i++) {
+      const before = await key();
+      t0 = performance.now();
+      await page.keyboard.press('j');
+      await page.waitForFunction((k) => document.querySelector('.trace-event .event-key')?.textContent !== k, before, { polling: 'raf', timeout: 30_000 });
+      await frames(page);
+      steps.push(performance.now() - t0);
+    }
+    // Where a step's time goes: the API round trips (resource timing) vs the rest (render, paint).
+    const api = (await page.evaluate(
+      "performance.getEntriesByType('resource').filter((e) => /\\/api\\/(getEvent|getEpisode|listEvents)/.test(e.name)).slice(-40).map((e) => [e.name.split('/api/')[1], e.duration])",
+    )) as [string, number][];
+    for (const m of ['getEvent', 'getEpisode', 'listEvents']) {
+      const d = api.filter(([n]) => n.startsWith(m)).map(([, ms]) => ms);
+      if (d.length) console.log(`  ${m} round trip in the page: median ${median(d).toFixed(1)} ms over ${d.length}`);
+    }
+    const index = await page.evaluate(() => document.querySelectorAll('tr[data-event]').length);
+    console.log(`trace: ${TRACE_STEPS} j steps from event 191 (list now ${index} rows): median ${median(steps).toFixed(1)} ms, max ${Math.max(...steps).toFixed(1)} ms`);
+    const ev = store.listEvents(traceRun, {}, { limit: 1 }).events[0];
+    const serverTrace = median(
+      Array.from({ length: 9 }, (_, i) => {
+        const t = performance.now();
+        store.getEvent(ev.id + i);
+        store.getEpisode(ev.episodeId + i);
+        return performance.now() - t;
+      }),
+    );
+    console.log(`getEvent + getEpisode (server only): ${serverTrace.toFixed(2)} ms`);
+    if (problems.length) console.log(`page problems: ${problems.join(' | ')}`);
+
+    const renderMs = median(renders);
+    const updateMs = median(updates);
+    console.log(`dashboard: render ${renderMs.toFixed(1)} ms + live update ${updateMs.toFixed(1)} ms (medians of ${RUNS}); goal < 100 in all`);
+    console.log(`trace: one j step ${median(steps).toFixed(1)} ms (median of ${TRACE_STEPS}); goal < 50`);
+    headline('ui', { dashboard_ms: renderMs + updateMs, trace_step_ms: median(steps), render_ms: renderMs, update_ms: updateMs, member_rows: members });
+  } finally {
+    await browser.close();
+    await server.close();
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+void main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
