@@ -1,5 +1,8 @@
 // Build of the three Electron bundles (main, preload, renderer) by electron-vite.
 // Dependencies stay external in main/preload (native better-sqlite3, optional tfjs-node-gpu).
+// The main build has two entries: `index` (the Electron main process) and `engine`
+// (src/engine/main.ts, run by the desktop app as an Electron utility process: out/main/engine.js,
+// CommonJS like the main bundle; tsx is not available inside a packaged app).
 import { resolve } from 'node:path';
 import vue from '@vitejs/plugin-vue';
 import { defineConfig } from 'electron-vite';
@@ -8,7 +11,12 @@ export default defineConfig({
   main: {
     build: {
       externalizeDeps: true,
-      rollupOptions: { input: { index: resolve(__dirname, 'src/main/index.ts') } },
+      rollupOptions: {
+        input: {
+          index: resolve(__dirname, 'src/main/index.ts'),
+          engine: resolve(__dirname, 'src/engine/main.ts'),
+        },
+      },
     },
   },
   preload: {

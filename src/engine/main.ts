@@ -1,7 +1,9 @@
 /**
- * The engine process entry: `node --import tsx src/engine/main.ts DB_PATH RUN_ID start|resume`,
- * one run per process, started by a launcher (src/core/host/launcher.ts: child_process.fork now,
- * Electron utilityProcess later; both talk through `process.send` / `process.on('message')`).
+ * The engine process entry: `DB_PATH RUN_ID start|resume`, one run per process, started by a
+ * launcher: `node --import tsx src/engine/main.ts ...` (NodeForkLauncher, src/core/host/launcher.ts:
+ * CLI, web mode, tests) or, bundled by electron-vite as `out/main/engine.js`, an Electron utility
+ * process (src/main/utilityLauncher.ts). Both transports sit behind `parentChannel()`
+ * (parentChannel.ts: `process.parentPort` or `process.send`).
  * Wires the process to runEngine: host messages (validated), SIGINT/SIGTERM and a lost host
  * (IPC disconnect) become stop requests; exit code 0 for completed or stopped, 1 for failed.
  *
@@ -10,6 +12,7 @@
 import { parseHostMessage, type EngineMessage } from '../core/host/messages';
 import { runDirFor, stopFlagPath } from '../core/host/paths';
 import { EngineControl } from './control';
+import { parentChannel } from './parentChannel';
 import { runEngine } from './runEngine';
 
 function usage(msg: string): never {
@@ -17,8 +20,10 @@ function usage(msg: string): never {
   process.exit(2);
 }
 
-/** Sends not yet flushed to the IPC channel: awaited before disconnecting, so the last status arrives. */
-const pending = new Set<Promise<void>>();
+const channel = parentChannel();
+
+/** Sends not yet flushed to the channel: awaited before letting go of it, so the last status arrives. */
+const pending = new Set<Promise<unknown>>();
 
 async function main(): Promise<number> {
   const [dbPath, runIdArg, mode] = process.argv.slice(2);
@@ -26,15 +31,15 @@ async function main(): Promise<number> {
   if (!dbPath || !Number.isInteger(runId) || (mode !== 'start' && mode !== 'resume')) usage(`bad arguments: ${process.argv.slice(2).join(' ')}`);
 
   const send = (msg: EngineMessage): void => {
-    if (process.send && process.connected) {
-      const done = new Promise<void>((r) => process.send!(msg, undefined, {}, () => r()));
+    if (channel.connected()) {
+      const done = channel.send(msg);
       pending.add(done);
       void done.then(() => pending.delete(done));
     }
     else if (msg.type === 'log' || msg.type === 'status') console.error(`[engine run ${runId}] ${msg.type === 'log' ? msg.line : `status ${msg.status}${msg.error ? `: ${msg.error}` : ''}`}`);
   };
   const control = new EngineControl(stopFlagPath(runDirFor(dbPath, runId)));
-  process.on('message', (raw) => {
+  channel.onMessage((raw) => {
     try {
       const msg = parseHostMessage(raw);
       if (msg.type === 'pause') control.pause();
@@ -47,7 +52,7 @@ async function main(): Promise<number> {
   process.on('SIGINT', () => control.stop('SIGINT'));
   process.on('SIGTERM', () => control.stop('SIGTERM'));
   // The host went away: finish cleanly rather than train with nobody listening.
-  process.on('disconnect', () => control.stop('host disconnected'));
+  channel.onDisconnect(() => control.stop('host disconnected'));
 
   const result = await runEngine({ dbPath, runId, mode }, send, control);
   await Promise.all(pending);
@@ -56,9 +61,13 @@ async function main(): Promise<number> {
 
 void main().then(
   (code) => {
-    // The open IPC channel would keep the process alive; every message has been flushed.
-    if (process.connected) process.disconnect();
+    // An open channel would keep the process alive; every message has been flushed.
+    channel.close();
     process.exitCode = code;
+    if (channel.transport === 'utility') {
+      // Nothing else should hold the loop; if something does (a native handle), do not linger.
+      setTimeout(() => process.exit(code), 2000).unref();
+    }
   },
   (err) => {
     console.error(err);

@@ -5,8 +5,8 @@
  * parseApiInput) before anything runs; results go back as ApiResult. Pushes go to the app's
  * windows on `lab:push`. Windows: contextIsolation + sandbox, no node integration, strict CSP
  * (header and meta), navigation, new windows, webviews and permission requests refused.
- * Engines are forked Node processes (NodeForkLauncher with ELECTRON_RUN_AS_NODE); PDF reports
- * are printed by a hidden, script-less window.
+ * Engines are Electron utility processes running the bundled engine `out/main/engine.js`
+ * (UtilityProcessLauncher, utilityLauncher.ts); PDF reports are printed by a hidden, script-less window.
  *
  * Not testable on the build machines (no Electron binary): type-checked and built there; the
  * same LabService and contract are exercised in web mode by test/server and test/e2e.
@@ -15,9 +15,9 @@
 import { join } from 'node:path';
 import { app, BrowserWindow, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
 import { LabService } from '../core/host/labService';
-import { NodeForkLauncher } from '../core/host/launcher';
 import { API_METHODS, ipcChannel, PUSH_CHANNEL } from '../shared/apiMethods';
 import { toApiError, type ApiResult } from '../shared/api';
+import { UtilityProcessLauncher } from './utilityLauncher';
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -96,8 +96,8 @@ app.whenReady().then(() => {
   const dbPath = process.env.SRPO_LAB_DB ?? join(app.getPath('userData'), 'lab.db');
   service = new LabService({
     dbPath,
-    // The bundled main cannot find the engine entry relative to itself: point at the app's source.
-    launcher: new NodeForkLauncher({ entry: join(app.getAppPath(), 'src/engine/main.ts'), env: { ELECTRON_RUN_AS_NODE: '1' } }),
+    // The engine bundle sits next to this one (electron-vite input `engine`): out/main/engine.js.
+    launcher: new UtilityProcessLauncher({ entry: join(__dirname, 'engine.js') }),
     printPdf,
   });
   bindIpc(service);

@@ -118,7 +118,7 @@ describe('srpo-lab run commands', () => {
     expect(r.out).toMatch(/latest metrics:\n\s+reward\/mean\s+-?\d\.\d{4}  \(step 2\)\n/);
     expect(r.out).toMatch(/eval\/macro\/avg\s+\S+  \(step 3\)/);
     expect(r.out).toMatch(/evaluations:\n\s+step\s+benchmark\s+n\s+queries\s+avg@n\s+pass@n/);
-    expect(r.out.match(/^\s+\d\s+arith-(easy|medium)\s/gm)).toHaveLength(6); // steps 0, 2 (eval.every 2) and 3 (final), 2 benchmarks each
+    expect(r.out.match(/^\s+\d\s+arith-(digits|easy)\s/gm)).toHaveLength(6); // steps 0, 2 (eval.every 2) and 3 (final), 2 benchmarks each
   });
 
   it('eval: a checkpoint gives the numbers the run recorded after that step', async () => {

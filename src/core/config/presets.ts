@@ -65,13 +65,14 @@ export const PRESETS = {
   'search-quick': {
     description: 'Search workflow over the built-in knowledge base, K = 2 searchers, tiny shared policy; 2 CPU cores',
     patch: {
-      steps: 30,
+      steps: 20,
       workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 2, topK: 1, docChars: 100 } },
       tasks: { train: ['kb-single', 'kb-multi'], eval: ['kb-single', 'kb-multi'] },
       policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, contextLength: 512 }, init: `${WARMSTART_DIR}/search-tiny` },
-      rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
+      // Searcher outputs (a think block and a search tag) run to ~100 characters.
+      rollout: { tasksPerStep: 4, groupSize: 4, maxNewTokens: 104 },
       update: { epochs: 2, miniBatches: 2 },
-      eval: { every: 10, n: 4, queries: 24 },
+      eval: { every: 10, n: 4, queries: 16 },
       checkpointEvery: 10,
     },
   },

@@ -1,7 +1,7 @@
 /**
  * Starting an engine process for one run, behind a small interface the host uses without caring
  * how: `NodeForkLauncher` (CLI, web mode, tests) forks `src/engine/main.ts` under plain Node with
- * tsx's loader; the Electron utilityProcess launcher (later, src/main/) starts the same entry.
+ * tsx's loader; the Electron utilityProcess launcher (src/main/utilityLauncher.ts) starts the same entry, built.
  * A handle gives the pid, typed sends, validated incoming messages, the exit and a kill.
  *
  * Not here: what a run is or what its messages mean (runs.ts), the engine itself (src/engine/).
