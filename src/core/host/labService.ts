@@ -38,6 +38,7 @@ import { eventsCsv, htmlReport, markdownReport, metricsCsv, REPORT_CHART_KEYS, t
 import { mergeConfig, PRESET_NAMES, PRESETS, presetConfig, presetInput, resolveRunConfig, runConfigSchema, type RunConfig } from '../config';
 import { CHARACTERS, SPECIAL_TOKENS } from '../models/tokenizer';
 import { LabStore, type EventSummary, type MetricPoint, type RunRecord, type StoredMember } from '../store';
+import { MetricSeriesCache } from '../store/series';
 import type { EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
 import { runDirFor } from './paths';
@@ -57,12 +58,15 @@ const point = (p: MetricPoint): SeriesPoint => ({ step: p.step, value: num(p.val
 
 export class LabService {
   readonly store: LabStore;
+  /** Long series kept in memory between chart reads (checked against the store on each read). */
+  private readonly seriesCache: MetricSeriesCache;
   private readonly active = new Map<number, ActiveRun & { paused: boolean }>();
   private readonly listeners = new Set<(push: LabPush) => void>();
   readonly handlers: LabApiHandlers;
 
   constructor(private readonly options: LabServiceOptions) {
     this.store = LabStore.open(options.dbPath);
+    this.seriesCache = new MetricSeriesCache(this.store.db);
     this.handlers = {
       listRuns: () => this.store.listRuns().map((r) => this.summary(r)),
       getRun: ({ runId }) => this.detail(this.runOrThrow(runId)),
@@ -82,7 +86,7 @@ export class LabService {
       metricSeries: ({ runId, keys, fromStep, toStep, maxPoints }) => {
         this.runOrThrow(runId);
         const out: SeriesMap = {};
-        for (const k of keys) out[k] = this.store.metricSeries(runId, k, { fromStep, toStep, maxPoints }).map(point);
+        for (const k of keys) out[k] = this.seriesCache.series(runId, k, { fromStep, toStep, maxPoints }).map(point);
         return out;
       },
       evaluations: ({ runId }) => (this.runOrThrow(runId), this.store.evaluations(runId)),
@@ -194,6 +198,7 @@ export class LabService {
     this.runOrThrow(runId);
     if (this.active.has(runId)) throw new LabApiError('conflict', `run ${runId} is running; stop it before deleting it`);
     const deleted = this.store.deleteRun(runId);
+    this.seriesCache.clear(runId);
     try {
       rmSync(runDirFor(this.options.dbPath, runId), { recursive: true, force: true });
     } catch {

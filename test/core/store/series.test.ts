@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LabStore, type MetricPoint } from '../../../src/core/store';
+import { MetricSeriesCache } from '../../../src/core/store/series';
 import { newRun } from './fixtures/makeStep';
 
 function storeWithSeries(values: number[], steps = values.map((_, i) => i)): { s: LabStore; run: number } {
@@ -101,5 +102,49 @@ describe('metricKeys', () => {
     expect(s.metricKeys(run)).toEqual(['clip/frac_high', 'loss']);
     expect(s.metricKeys(other)).toEqual(['other/x']);
     expect(s.metricKeys(999)).toEqual([]);
+  });
+});
+
+describe('MetricSeriesCache', () => {
+  it('returns what metricSeries returns, ranges and NaNs included, and follows appends', () => {
+    const values = noisy(997, 5);
+    values[10] = NaN;
+    values[11] = NaN;
+    values[500] = -Infinity;
+    values[501] = Infinity;
+    const steps = values.map((_, i) => i * 3 + (i % 2));
+    const { s, run } = storeWithSeries(values.slice(0, 900), steps.slice(0, 900));
+    const cache = new MetricSeriesCache(s.db);
+    const same = () => {
+      for (const o of [{}, { maxPoints: 2 }, { maxPoints: 3 }, { maxPoints: 99 }, { maxPoints: 400 }, { fromStep: 100, toStep: 1999, maxPoints: 50 }, { fromStep: 30, toStep: 40 }, { fromStep: 99999 }]) {
+        expect(cache.series(run, 'loss', o)).toEqual(s.metricSeries(run, 'loss', o));
+      }
+    };
+    same();
+    values.slice(900).forEach((v, j) => s.writeStep(run, { step: steps[900 + j], wallTime: 1000 + steps[900 + j], metrics: { loss: v }, episodes: [], tokens: false }));
+    same();
+    expect(cache.series(run, 'loss')).toHaveLength(997);
+    expect(cache.series(run, 'nope')).toEqual([]);
+    expect(() => cache.series(run, 'loss', { maxPoints: 1 })).toThrow(/maxPoints must be an integer >= 2/);
+  });
+
+  it('reads again after a truncation and rewrite, a deletion, or eviction', () => {
+    const { s, run } = storeWithSeries(noisy(300));
+    const cache = new MetricSeriesCache(s.db, 400);
+    expect(cache.series(run, 'loss')).toHaveLength(300);
+    s.truncateAfter(run, 149);
+    expect(cache.series(run, 'loss')).toEqual(s.metricSeries(run, 'loss'));
+    expect(cache.series(run, 'loss')).toHaveLength(150);
+    // Rewritten steps (a resume) with the same values but new wall times.
+    for (let step = 150; step < 200; step++) s.writeStep(run, { step, wallTime: 5000 + step, metrics: { loss: step }, episodes: [], tokens: false });
+    expect(cache.series(run, 'loss', { maxPoints: 40 })).toEqual(s.metricSeries(run, 'loss', { maxPoints: 40 }));
+    s.truncateAfter(run, 198);
+    s.writeStep(run, { step: 199, wallTime: 9999, metrics: { loss: -1 }, episodes: [], tokens: false });
+    expect(cache.series(run, 'loss').at(-1)).toEqual({ step: 199, value: -1, wallTime: 9999 });
+    // Two series over the 400-point budget: the older is dropped and read again when asked.
+    expect(cache.series(run, 'clip/frac_high')).toEqual(s.metricSeries(run, 'clip/frac_high'));
+    expect(cache.series(run, 'loss')).toEqual(s.metricSeries(run, 'loss'));
+    s.deleteRun(run);
+    expect(cache.series(run, 'loss')).toEqual([]);
   });
 });

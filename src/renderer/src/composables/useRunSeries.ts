@@ -1,7 +1,10 @@
 /**
  * The metric series a view draws for one run: fetched min/max-downsampled from the store
  * (metricSeries, spikes kept) and then grown live from the run's `points` pushes, until the
- * component unmounts. Series objects are replaced (not mutated) on each update so charts redraw.
+ * component unmounts. Series objects are replaced (not mutated) on each update so charts redraw;
+ * a key without a new point keeps its array, and a grown array keeps the old points (the same
+ * objects) in front: RunDashboard and RunDashboardChart rely on both to skip unchanged panels and
+ * to append live points instead of redrawing.
  */
 import { shallowRef, watch, type Ref } from 'vue';
 import type { SeriesMap } from '../../../shared/api';
