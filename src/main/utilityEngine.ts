@@ -9,8 +9,8 @@
  * problem), sends after exit are no-ops, onExit fires once (immediately if already exited).
  * A utility process reports an exit code only: the signal is always null.
  */
-import type { EngineHandle } from '../core/host/launcher';
-import { parseEngineMessage, type EngineMessage, type HostMessage } from '../core/host/messages';
+import { EngineHandleBase } from '../core/host/launcher';
+import type { HostMessage } from '../core/host/messages';
 
 /** The members of Electron's UtilityProcess this handle uses. */
 export interface UtilityChildLike {
@@ -26,13 +26,7 @@ export interface UtilityChildLike {
   kill(): boolean;
 }
 
-type ExitListener = (code: number | null, signal: NodeJS.Signals | null) => void;
-
-export class UtilityEngineHandle implements EngineHandle {
-  private readonly messageListeners = new Set<(msg: EngineMessage) => void>();
-  private readonly exitListeners = new Set<ExitListener>();
-  private exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  private stderr = '';
+export class UtilityEngineHandle extends EngineHandleBase {
   /** The pid once spawned (the child's own `pid` reads undefined again after exit). */
   private spawnedPid: number | undefined;
 
@@ -41,36 +35,19 @@ export class UtilityEngineHandle implements EngineHandle {
     /** Sends a signal to a pid; default process.kill (used for signals other than SIGTERM). */
     private readonly signalPid: (pid: number, signal: NodeJS.Signals) => void = (pid, signal) => process.kill(pid, signal),
   ) {
+    super();
     this.spawnedPid = child.pid;
     child.on('spawn', () => (this.spawnedPid = child.pid ?? this.spawnedPid));
-    child.on('message', (raw) => {
-      let msg: EngineMessage;
-      try {
-        msg = parseEngineMessage(raw);
-      } catch (err) {
-        msg = { type: 'log', level: 'error', line: (err as Error).message };
-      }
-      for (const l of this.messageListeners) l(msg);
-    });
-    child.stderr?.on('data', (d: Buffer | string) => (this.stderr = (this.stderr + d.toString()).slice(-8000)));
+    child.on('message', (raw) => this.receive(raw));
+    child.stderr?.on('data', (d: Buffer | string) => this.appendStderr(d.toString()));
     child.stdout?.resume(); // drain when piped; the engine talks through messages
     // A V8 fatal error: an 'exit' always follows, keep the report's headline for stderrTail.
-    child.on('error', (type, location) => (this.stderr = `${this.stderr}\n${type} at ${location}`.slice(-8000)));
-    child.on('exit', (code) => {
-      if (this.exited) return;
-      this.exited = { code, signal: null };
-      for (const l of this.exitListeners) l(code, null);
-      this.exitListeners.clear();
-    });
+    child.on('error', (type, location) => this.appendStderr(`\n${type} at ${location}`));
+    child.on('exit', (code) => this.exit(code, null));
   }
 
   get pid(): number | undefined {
     return this.exited ? this.spawnedPid : (this.child.pid ?? this.spawnedPid);
-  }
-
-  /** The last 8000 characters the engine wrote to stderr (stdio 'pipe' only) and any fatal error. */
-  stderrTail(): string {
-    return this.stderr;
   }
 
   send(msg: HostMessage): void {
@@ -79,22 +56,8 @@ export class UtilityEngineHandle implements EngineHandle {
       this.child.postMessage(msg);
     } catch (err) {
       // The engine may exit between the check and the post; that is not an error of the caller.
-      if (!this.exited) this.stderr += `\nsend failed: ${(err as Error).message}`;
+      if (!this.exited) this.appendStderr(`\nsend failed: ${(err as Error).message}`);
     }
-  }
-
-  onMessage(listener: (msg: EngineMessage) => void): () => void {
-    this.messageListeners.add(listener);
-    return () => this.messageListeners.delete(listener);
-  }
-
-  onExit(listener: ExitListener): () => void {
-    if (this.exited) {
-      listener(this.exited.code, this.exited.signal);
-      return () => {};
-    }
-    this.exitListeners.add(listener);
-    return () => this.exitListeners.delete(listener);
   }
 
   /** SIGTERM (the default) through UtilityProcess.kill; other signals (SIGKILL) to the pid. */

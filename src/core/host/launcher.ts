@@ -54,53 +54,49 @@ function tsxImport(): string {
   return pathToFileURL(createRequire(__filename).resolve('tsx')).href;
 }
 
-class ForkedEngine implements EngineHandle {
+type ExitListener = (code: number | null, signal: NodeJS.Signals | null) => void;
+
+/**
+ * What every EngineHandle shares, whatever the process kind: validated incoming messages (an
+ * invalid one arrives as a `log` error naming the problem), an exit reported once (immediately
+ * to late listeners), and the last 8000 characters of stderr. Subclasses feed it events.
+ */
+export abstract class EngineHandleBase implements EngineHandle {
   private readonly messageListeners = new Set<(msg: EngineMessage) => void>();
-  private readonly exitListeners = new Set<(code: number | null, signal: NodeJS.Signals | null) => void>();
-  private exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  private stderr = '';
+  private readonly exitListeners = new Set<ExitListener>();
+  protected exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  protected stderr = '';
 
-  constructor(private readonly child: ChildProcess) {
-    child.on('message', (raw) => {
-      let msg: EngineMessage;
-      try {
-        msg = parseEngineMessage(raw);
-      } catch (err) {
-        msg = { type: 'log', level: 'error', line: (err as Error).message };
-      }
-      for (const l of this.messageListeners) l(msg);
-    });
-    child.stderr?.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-8000)));
-    child.on('exit', (code, signal) => {
-      this.exited = { code, signal };
-      for (const l of this.exitListeners) l(code, signal);
-    });
-    // A spawn failure (bad execPath) arrives as 'error' and no 'exit': report it as an exit.
-    child.on('error', (err) => {
-      if (this.exited) return;
-      this.stderr += `\n${err.message}`;
-      if (child.pid === undefined) {
-        this.exited = { code: 1, signal: null };
-        for (const l of this.exitListeners) l(1, null);
-      }
-    });
+  abstract readonly pid: number | undefined;
+  abstract send(msg: HostMessage): void;
+  abstract kill(signal?: NodeJS.Signals): void;
+
+  /** A raw message from the engine. */
+  protected receive(raw: unknown): void {
+    let msg: EngineMessage;
+    try {
+      msg = parseEngineMessage(raw);
+    } catch (err) {
+      msg = { type: 'log', level: 'error', line: (err as Error).message };
+    }
+    for (const l of this.messageListeners) l(msg);
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
+  /** The process ended; later calls are ignored. */
+  protected exit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exited) return;
+    this.exited = { code, signal };
+    for (const l of this.exitListeners) l(code, signal);
+    this.exitListeners.clear();
   }
 
-  /** The last 8000 characters the engine wrote to stderr (stdio 'pipe' only). */
+  protected appendStderr(text: string): void {
+    this.stderr = (this.stderr + text).slice(-8000);
+  }
+
+  /** The last 8000 characters the engine wrote to stderr (stdio 'pipe' only), and spawn or fatal errors. */
   stderrTail(): string {
     return this.stderr;
-  }
-
-  send(msg: HostMessage): void {
-    if (this.exited || !this.child.connected) return;
-    this.child.send(msg, (err) => {
-      // The engine may exit between the check and the write; that is not an error of the caller.
-      if (err && !this.exited) this.stderr += `\nsend failed: ${err.message}`;
-    });
   }
 
   onMessage(listener: (msg: EngineMessage) => void): () => void {
@@ -108,13 +104,40 @@ class ForkedEngine implements EngineHandle {
     return () => this.messageListeners.delete(listener);
   }
 
-  onExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): () => void {
+  onExit(listener: ExitListener): () => void {
     if (this.exited) {
       listener(this.exited.code, this.exited.signal);
       return () => {};
     }
     this.exitListeners.add(listener);
     return () => this.exitListeners.delete(listener);
+  }
+}
+
+class ForkedEngine extends EngineHandleBase {
+  constructor(private readonly child: ChildProcess) {
+    super();
+    child.on('message', (raw) => this.receive(raw));
+    child.stderr?.on('data', (d: Buffer) => this.appendStderr(d.toString()));
+    child.on('exit', (code, signal) => this.exit(code, signal));
+    // A spawn failure (bad execPath) arrives as 'error' and no 'exit': report it as an exit.
+    child.on('error', (err) => {
+      if (this.exited) return;
+      this.appendStderr(`\n${err.message}`);
+      if (child.pid === undefined) this.exit(1, null);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  send(msg: HostMessage): void {
+    if (this.exited || !this.child.connected) return;
+    this.child.send(msg, (err) => {
+      // The engine may exit between the check and the write; that is not an error of the caller.
+      if (err && !this.exited) this.appendStderr(`\nsend failed: ${err.message}`);
+    });
   }
 
   kill(signal: NodeJS.Signals = 'SIGTERM'): void {
