@@ -3,9 +3,10 @@
  *
  * - `computeObjective(batch, config)`: plain data in, an ObjectiveReport out, computed through
  *   exactly the tfjs code the trainer differentiates (for tools, tests and the CLI).
- * - `objectiveForTraining(prepared, logpCur, config)`: the trainer's door: builds the inputs
- *   around the policy's differentiable log-probs and returns the variant's `{ loss, metrics }`
- *   tensors; call it inside tf.variableGrads / tf.tidy.
+ * - `objectiveForTraining(prepared, logpCur, config)`: builds the inputs around differentiable
+ *   log-probs and returns the variant's `{ loss, metrics }` tensors (inside tf.grad / tf.tidy);
+ *   the trainer (train/update.ts) does the same with `buildObjectiveInputs` + `getVariant`
+ *   directly, because it reuses the padded mask for its KL term.
  *
  * The device is waited on once per call (`readBack`), outside tf.tidy.
  */

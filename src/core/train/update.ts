@@ -20,7 +20,7 @@ import type { RunConfig } from '../config';
 import { scoreCompletions } from '../models/logprobs';
 import type { PolicySet } from '../models/policySet';
 import { mixSeed, mulberry32, permutation } from '../models/random';
-import { objectiveForTraining, type ObjectiveConfig, type PreparedBatch, type PreparedEvent, type PreparedMember } from '../srpo';
+import { buildObjectiveInputs, getVariant, type ObjectiveConfig, type PreparedBatch, type PreparedEvent, type PreparedMember } from '../srpo';
 import type { AdamW } from './optimizer';
 
 /** What the update needs of one member beyond the prepared batch (indexed by `source`). */
@@ -184,9 +184,11 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
       ).logp,
     );
     const logpCur = (parts.length === 1 ? parts[0] : tf.concat(parts, 0)) as tf.Tensor2D; // [M, T] nats
-    const out = objectiveForTraining(prepared, logpCur, objective);
-    const mask = tf.tensor2d(padRows(prepared.members.map((m) => m.mask), T), [M, T]);
-    const old = tf.tensor2d(padRows(prepared.members.map((m) => m.logpOld), T), [M, T]);
+    // The objective's own padded inputs (mask included) serve the KL term too; every tensor made
+    // here is freed by variableGrads' scope once the gradients exist.
+    const inputs = buildObjectiveInputs(prepared, objective, { logpCur });
+    const out = getVariant(objective.algorithm).compute(inputs, objective);
+    const mask = inputs.mask;
     let loss: tf.Scalar = out.loss;
     const extra: Record<string, tf.Scalar> = {};
     if (klCoef > 0) {
@@ -197,7 +199,6 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
       extra['kl/ref'] = kl;
       loss = tf.add(loss, tf.mul(kl, klCoef)) as tf.Scalar;
     }
-    const memberLR = tf.sum(tf.mul(tf.sub(logpCur, old), mask), 1); // [M] nats
     const metrics = { 'loss/policy': out.loss, ...out.metrics, ...extra, 'loss/total': loss };
     metricKeys = Object.keys(metrics);
     const pieces: tf.Tensor[] = [tf.stack(metricKeys.map((k) => metrics[k as keyof typeof metrics]))];
@@ -206,7 +207,7 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
       const p = out.perEvent;
       pieces.push(p.logRatio, p.ratio, p.clippedLow, p.clippedHigh);
     }
-    pieces.push(memberLR, tf.reshape(logpCur, [M * T]));
+    pieces.push(tf.reshape(logpCur, [M * T]));
     packed = tf.keep(tf.concat(pieces));
     return loss;
   }, vars);
@@ -231,9 +232,9 @@ function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], object
     }
     at += 4 * E;
   }
-  const memberLogRatios = Array.from(values.subarray(at, at + M));
-  at += M;
   const memberLogpCur = prepared.members.map((m, row) => values.slice(at + row * T, at + row * T + m.mask.length));
+  // l_{e,j} = sum of masked (log pi_cur - log pi_old), from the values already read back.
+  const memberLogRatios = prepared.members.map((m, row) => m.mask.reduce((a, w, t) => a + w * (memberLogpCur[row][t] - m.logpOld[t]), 0));
 
   const skipReason = !Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null;
   if (skipReason) {
