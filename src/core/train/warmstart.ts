@@ -8,11 +8,11 @@
  *
  * Tests: test/core/train/warmstart.test.ts.
  */
-import { presetConfig } from '../config';
-import { Bm25Retriever, getTaskGenerator } from '../data';
+import { presetConfig, warmStartRecipe, type RunConfig } from '../config';
+import { Bm25Retriever, getTaskGenerator, type TaskGenerator } from '../data';
 import { warmStart, type EpochReport } from '../models/warmstart';
 import type { Role } from '../models/tokenizer';
-import { warmStartDemos } from '../workflows/demos';
+import { warmStartDemos, type DemoRow } from '../workflows/demos';
 import { initialPolicies, saveRunCheckpoint } from './checkpoints';
 
 export interface WarmStartRequest {
@@ -20,11 +20,11 @@ export interface WarmStartRequest {
   preset: string;
   /** Output directory (created; replaced if present). */
   out: string;
-  /** Supervised epochs over the demonstrations. Default 8. */
+  /** Supervised epochs over the demonstrations. Default: the preset's recipe (config/presets.ts). */
   epochs?: number;
   /** Seed of demonstrations, init and shuffles. Default 1. */
   seed?: number;
-  /** Episodes of demonstrations per train task generator. Default 150. */
+  /** Episodes of demonstrations per train task generator. Default: the preset's recipe. */
   episodes?: number;
   /** Extra run-config overrides (e.g. smaller models in tests). */
   overrides?: Record<string, unknown>;
@@ -33,26 +33,15 @@ export interface WarmStartRequest {
 
 export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: string; reports: EpochReport[]; demonstrations: number }> {
   const seed = req.seed ?? 1;
+  const recipe = warmStartRecipe(req.preset);
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
-  // Demonstrations from the train split of every generator the preset trains or evaluates on.
   const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
-  const demos = generators.flatMap((name) => {
-    const generator = getTaskGenerator(name);
-    const corpus = generator.corpus?.();
-    return warmStartDemos({
-      generator,
-      workflow: config.workflow.name,
-      config: config.workflow.options,
-      episodes: req.episodes ?? 150,
-      seed,
-      tools: corpus ? { search: Bm25Retriever.open(corpus) } : undefined,
-    });
-  });
+  const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0);
   req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${generators.join(', ')}`);
   const { policies, tokenizer } = initialPolicies(config);
   try {
     const reports = warmStart(policies, tokenizer, demos.map((d) => ({ ...d, role: d.role as Role })), {
-      epochs: req.epochs ?? 8,
+      epochs: req.epochs ?? recipe.epochs,
       batchSize: 8,
       learningRate: 2e-3,
       seed,
@@ -64,4 +53,35 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
   } finally {
     policies.dispose();
   }
+}
+
+/**
+ * The demonstrations of a warm start: the noisy oracle (workflows/demos.ts) on the train split of
+ * every generator the config trains or evaluates on, and on the train splits of `dataSeeds`
+ * other seeds of those generators, without any question of the config's own test splits.
+ */
+export function warmStartDemonstrations(config: RunConfig, seed: number, episodes: number, dataSeeds: number): DemoRow[] {
+  const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
+  const seeds = ['v1', ...Array.from({ length: dataSeeds }, (_, i) => `warmstart-${i + 1}`)];
+  return generators.flatMap((name) => {
+    const heldOut = new Set(getTaskGenerator(name).rows('test').map((r) => r.question));
+    return seeds.flatMap((dataSeed) => {
+      const generator = getTaskGenerator(name, { seed: dataSeed });
+      const corpus = generator.corpus?.();
+      return warmStartDemos({
+        generator: dataSeed === 'v1' ? generator : withoutQuestions(generator, heldOut),
+        workflow: config.workflow.name,
+        config: config.workflow.options,
+        episodes,
+        // The run's own data keeps the plain seed (the shipped checkpoints were made that way).
+        seed: dataSeed === 'v1' ? seed : `${seed}/${dataSeed}`,
+        tools: corpus ? { search: Bm25Retriever.open(corpus) } : undefined,
+      });
+    });
+  });
+}
+
+/** A generator whose rows skip the given questions (the run's own test split). */
+function withoutQuestions(generator: TaskGenerator, questions: ReadonlySet<string>): TaskGenerator {
+  return { ...generator, rows: (split, count) => generator.rows(split).filter((r) => !questions.has(r.question)).slice(0, count ?? undefined) };
 }

@@ -44,7 +44,7 @@ describe('task generators', () => {
   }
 
   it('unknown task names list the valid ones', () => {
-    expect(() => getTaskGenerator('arith-impossible')).toThrow(/valid tasks: arith-digits, arith-easy, arith-medium/);
+    expect(() => getTaskGenerator('arith-impossible')).toThrow(/valid tasks: arith-digits, arith-chain, arith-easy, arith-medium/);
   });
 
   it('arithmetic answers agree with an independent evaluator, and the tiers grow harder', () => {
@@ -64,6 +64,22 @@ describe('task generators', () => {
     expect(meanLen[0]).toBeLessThan(meanLen[1]);
     expect(meanLen[1]).toBeLessThan(meanLen[2]);
     expect(meanLen[2]).toBeLessThan(meanLen[3]);
+  });
+
+  it('arith-chain: test questions are unseen, but nearly every one-step fact they need is in training', () => {
+    const g = getTaskGenerator('arith-chain');
+    const train = g.rows('train');
+    const test = g.rows('test');
+    for (const r of [...train, ...test]) {
+      const e = compileExpression(r.question);
+      expect(e!.evaluate({})).toBe(Number(r.answers[0]));
+      expect(r.meta.steps as string[]).toHaveLength(2);
+    }
+    const trainQuestions = new Set(train.map((r) => r.question));
+    expect(test.some((r) => trainQuestions.has(r.question))).toBe(false);
+    const trainFacts = new Set(train.flatMap((r) => r.meta.steps as string[]));
+    const needed = test.flatMap((r) => r.meta.steps as string[]);
+    expect(needed.filter((s) => trainFacts.has(s)).length / needed.length).toBeGreaterThan(0.97);
   });
 
   it('knowledge-base answers are read from the documents named by the hops; multi-hop needs both', () => {

@@ -7,10 +7,11 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { presetConfig } from '../../../src/core/config';
+import { DEFAULT_WARM_START, presetConfig, warmStartRecipe } from '../../../src/core/config';
+import { getTaskGenerator } from '../../../src/core/data';
 import { readParameters } from '../../../src/core/models';
 import { initialPolicies } from '../../../src/core/train/checkpoints';
-import { produceWarmStart } from '../../../src/core/train/warmstart';
+import { produceWarmStart, warmStartDemonstrations } from '../../../src/core/train/warmstart';
 
 const overrides = { policies: { modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 256 } } };
 
@@ -36,5 +37,35 @@ describe('warm-start checkpoints', () => {
       policies.dispose();
       random.dispose();
     }
+  });
+
+  it('presets carry their warm-start recipe; derived presets inherit it', () => {
+    expect(warmStartRecipe('math-k1')).toEqual(warmStartRecipe('math-quick'));
+    expect(warmStartRecipe('math-paper')).toEqual(DEFAULT_WARM_START);
+    expect(warmStartRecipe('search-quick').dataSeeds).toBeGreaterThan(0);
+    expect(() => warmStartRecipe('nope')).toThrow(/unknown preset "nope"/);
+  });
+
+  it('demonstrations from extra data seeds add new subjects but never a question of the test split', () => {
+    const config = presetConfig('search-quick');
+    const own = warmStartDemonstrations(config, 1, 30, 0);
+    const more = warmStartDemonstrations(config, 1, 30, 2);
+    expect(more.length).toBeGreaterThan(own.length * 2);
+    const questionOf = (prompt: string): string => /^Question: (.*)$/m.exec(prompt)![1];
+    const test = new Set(getTaskGenerator('kb-single').rows('test').map((r) => r.question));
+    const seen = new Set(more.map((d) => questionOf(d.prompt)));
+    expect([...seen].filter((q) => test.has(q))).toEqual([]);
+    // The extra knowledge bases bring names the run's own train split does not have.
+    const ownQuestions = new Set(own.map((d) => questionOf(d.prompt)));
+    expect([...seen].filter((q) => !ownQuestions.has(q)).length).toBeGreaterThan(30);
+    // arith-chain has 1000 questions in all: other seeds redraw the same ones, so only the
+    // exclusion keeps the 200 test questions out.
+    const arith = warmStartDemonstrations(presetConfig('math-quick'), 1, 400, 2);
+    const arithTest = new Set(getTaskGenerator('arith-chain').rows('test').map((r) => r.question));
+    const arithSeen = new Set(arith.map((d) => /^Problem: (.*)$/m.exec(d.prompt)![1]));
+    expect(arithSeen.size).toBeGreaterThan(600);
+    expect([...arithSeen].filter((q) => arithTest.has(q))).toEqual([]);
+    // The run's own demonstrations come first and are unchanged by adding seeds.
+    expect(more.slice(0, own.length)).toEqual(own);
   });
 });

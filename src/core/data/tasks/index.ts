@@ -7,7 +7,7 @@ import { arithGenerator } from './arith';
 import { kbGenerator, type KbSizes } from './kb';
 import type { TaskGenerator } from './types';
 
-export const TASK_NAMES = ['arith-digits', 'arith-easy', 'arith-medium', 'arith-hard', 'kb-single', 'kb-multi'] as const;
+export const TASK_NAMES = ['arith-digits', 'arith-chain', 'arith-easy', 'arith-medium', 'arith-hard', 'kb-single', 'kb-multi'] as const;
 export type TaskName = (typeof TASK_NAMES)[number];
 
 export interface TaskOptions {
@@ -19,6 +19,7 @@ export interface TaskOptions {
 
 export const TASKS = {
   'arith-digits': (o) => arithGenerator('arith-digits', o.seed),
+  'arith-chain': (o) => arithGenerator('arith-chain', o.seed),
   'arith-easy': (o) => arithGenerator('arith-easy', o.seed),
   'arith-medium': (o) => arithGenerator('arith-medium', o.seed),
   'arith-hard': (o) => arithGenerator('arith-hard', o.seed),
