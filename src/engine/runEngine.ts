@@ -97,6 +97,12 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
   function finish(status: EngineResult['status'], detail?: string): EngineResult {
     if (status === 'stopped') {
       if (detail) log(detail);
+      try {
+        const saved = trainer?.saveStopCheckpoint();
+        if (saved) log(`saved a checkpoint of the last committed step for the resume (${saved})`);
+      } catch (err) {
+        log(`could not save a checkpoint at the stop (the resume starts from the last scheduled one): ${(err as Error).message}`, 'error');
+      }
       setStatus('stopped');
       return { status };
     }

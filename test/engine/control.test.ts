@@ -48,6 +48,32 @@ describe('engine control', () => {
     store.close();
   }, 120_000);
 
+  it('a stop between scheduled checkpoints saves one for the last committed step: the resume redoes nothing', async () => {
+    const { dbPath, store } = tempLab();
+    const runId = newRun(store, tinyConfig({ steps: 5, checkpointEvery: 0 }));
+    const run = startRecorded(store, dbPath, runId, 'start');
+    await run.waitFor(isStep(1), 'step 1');
+    run.pause(); // the stop then lands between steps, where the weights are those of the last committed step
+    await run.waitFor((m) => m.type === 'status' && m.status === 'paused', 'paused');
+    run.stop();
+    expect((await run.done).status).toBe('stopped');
+    const committed = store.committedSteps(runId);
+    const last = committed[committed.length - 1];
+    expect(last).toBeGreaterThanOrEqual(1);
+    expect(store.checkpoints(runId).map((c) => c.step)).toEqual([last]);
+    const wallTimes = store.metricSeries(runId, 'time/step').map((p) => [p.step, p.value]);
+
+    const again = startRecorded(store, dbPath, runId, 'resume');
+    expect((await again.done).status).toBe('completed');
+    expect(again.messages.some((m) => m.type === 'log' && m.line.includes(`resuming from the checkpoint of step ${last}`))).toBe(true);
+    expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5]);
+    // The steps before the stop were kept, not recomputed.
+    expect(store.metricSeries(runId, 'time/step').filter((p) => p.step <= last).map((p) => [p.step, p.value])).toEqual(wallTimes);
+    expect(duplicatedSteps(store, runId)).toEqual([]);
+    expect(integrityCheck(store)).toBe('ok');
+    store.close();
+  }, 120_000);
+
   it('sees the STOP flag mid-step, ignores a stale one, and wakes a pause on stop', async () => {
     const flag = join(mkdtempSync(join(tmpdir(), 'srpo-ctl-')), 'STOP');
     writeFileSync(flag, 'stale');

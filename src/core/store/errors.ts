@@ -21,7 +21,9 @@ export type LabStoreErrorCode =
   /** writeStep for a step number that is already committed for the run. */
   | 'duplicate_step'
   /** writeStep for a step below the run's last committed step (truncateAfter first). */
-  | 'step_out_of_order';
+  | 'step_out_of_order'
+  /** addCheckpoint for a step that is not committed. */
+  | 'step_not_committed';
 
 export class LabStoreError extends Error {
   constructor(

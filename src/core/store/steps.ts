@@ -223,6 +223,17 @@ export function writeStep(db: LabDb, runId: number, record: StepRecord): void {
  * step left, in one transaction. Returns the number of steps removed. For resuming from a
  * checkpoint older than the last committed step: truncateAfter(run, checkpoint.step).
  */
+/**
+ * Records a checkpoint of an already committed step (a stop between scheduled checkpoints:
+ * the engine saves the policies as they are after that step, so a resume loses nothing).
+ */
+export function addCheckpoint(db: LabDb, runId: number, step: number, path: string, wallTime = Date.now()): void {
+  if (!db.stmt<[number, number], { one: number }>(STEP_EXISTS).get(runId, step)) {
+    throw new LabStoreError('step_not_committed', `addCheckpoint: step ${step} of run ${runId} is not committed`);
+  }
+  db.stmt(INSERT_CHECKPOINT).run(runId, step, path, Math.round(wallTime));
+}
+
 export function truncateAfter(db: LabDb, runId: number, step: number): number {
   return db.raw
     .transaction(() => {

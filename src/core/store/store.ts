@@ -72,6 +72,9 @@ export class LabStore {
   committedSteps(runId: number): number[] {
     return steps.committedSteps(this.db, runId);
   }
+  addCheckpoint(runId: number, step: number, path: string): void {
+    steps.addCheckpoint(this.db, runId, step, path);
+  }
 
   // metrics
   metricKeys(runId: number): string[] {

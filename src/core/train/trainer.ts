@@ -68,6 +68,12 @@ export class Trainer {
   private lastStoreMs = 0;
   /** First step this trainer will run. */
   readonly startStep: number;
+  /** Last step whose record is committed and whose result the weights are (-1: none). */
+  private committed: number;
+  /** Whether that step has a checkpoint on disk. */
+  private committedHasCheckpoint: boolean;
+  /** Set once an update of an uncommitted step has begun: the weights are ahead of the store. */
+  private dirty = false;
 
   constructor(private readonly options: TrainerOptions) {
     this.config = options.config;
@@ -78,6 +84,8 @@ export class Trainer {
     for (const p of this.policies.policies()) this.optimizers.set(p.id, new AdamW(p.model.params, this.config.optimizer));
     if (options.resume) restoreOptimizers(options.resume.dir, this.optimizers);
     this.startStep = options.resume ? options.resume.step + 1 : 0;
+    this.committed = this.startStep - 1;
+    this.committedHasCheckpoint = options.resume !== undefined;
     // The KL reference is the run's starting policy, frozen.
     this.reference = this.config.kl.coef > 0 ? initialPolicies(this.config, options.baseDir).policies : null;
   }
@@ -123,6 +131,9 @@ export class Trainer {
       const prepared = prepareObjectiveBatch(data.batch, c.objective);
       time.old_logp = performance.now() - t;
 
+      // A stop requested during the rollout abandons the step before any weight changes.
+      onMiniBatch?.();
+      this.dirty = true;
       t = performance.now();
       const update = runUpdate(prepared, data.members, c.objective, {
         policies: this.policies,
@@ -158,7 +169,26 @@ export class Trainer {
       this.options.store.writeStep(this.options.runId, record);
       this.lastStoreMs = performance.now() - ts;
     }
+    this.committed = step;
+    this.committedHasCheckpoint = checkpoint !== null;
+    this.dirty = false;
     return { step, final, metrics, checkpoint, wallMs };
+  }
+
+  /**
+   * On a stop: checkpoints the last committed training step (when it has none yet) and records
+   * it, so a resume continues from where the run stopped rather than from the last scheduled
+   * checkpoint. Returns the directory, or null when there is nothing to save, or when a stop
+   * abandoned an update midway (the weights are then ahead of the store and must not be saved:
+   * the resume starts from the last checkpoint instead).
+   */
+  saveStopCheckpoint(): string | null {
+    const step = this.committed;
+    if (this.dirty || step < 0 || step >= this.config.steps || this.committedHasCheckpoint) return null;
+    const dir = saveRunCheckpoint(checkpointDir(this.options.runDir, step), this.policies, this.tokenizer, this.optimizers);
+    if (this.options.store && this.options.runId !== undefined) this.options.store.addCheckpoint(this.options.runId, step, dir);
+    this.committedHasCheckpoint = true;
+    return dir;
   }
 
   /** Where this run's checkpoints go. */
