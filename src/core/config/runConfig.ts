@@ -1,12 +1,12 @@
 /**
- * The run configuration: one typed object (zod), every field commented with its meaning and a
- * sensible range, validated at every boundary (CLI, API, engine start) and stored frozen with
- * every run. `resolveRunConfig` is the only way in: it fills defaults, validates the workflow's
- * own options through that workflow's schema, and throws an error naming the field, the value
- * and what is allowed.
+ * The run configuration: one typed object (zod), every field described (`.describe`, which the
+ * new-run form shows as help) with its meaning and a sensible range, validated at every boundary
+ * (CLI, API, engine start) and stored frozen with every run. `resolveRunConfig` is the only way
+ * in: it fills defaults, validates the workflow's own options through that workflow's schema, and
+ * throws an error naming the field, the value and what is allowed.
  *
  * Not here: the named presets (presets.ts), the trainer that reads this (src/core/train).
- * Tests: test/core/config/runConfig.test.ts.
+ * Tests: test/core/config/describe.test.ts (every field has a description).
  */
 import { z } from 'zod';
 import { TASK_NAMES } from '../data/tasks';
@@ -21,127 +21,122 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const runConfigSchema = z
   .object({
-    /** Human-readable run name; empty: the CLI names it after the preset and seed. */
-    name: z.string().max(200).default(''),
-    /** Seed of everything random in the run (task order, sampling, shuffles, init). uint32. */
-    seed: int(0, 0xffffffff).default(1),
-    /** Training steps (one rollout batch + its updates each). 1..100000. */
-    steps: int(1, 100_000).default(40),
-    /** tfjs backend: auto picks node-gpu > node > wasm > cpu (src/core/models/backend.ts). */
-    backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+    name: z.string().max(200).describe('Human-readable run name; empty: the CLI names it after the preset and seed.').default(''),
+    seed: int(0, 0xffffffff).describe('Seed of everything random in the run (task order, sampling, shuffles, init). uint32.').default(1),
+    steps: int(1, 100_000).describe('Training steps (one rollout batch + its updates each). 1..100000.').default(40),
+    backend: z
+      .enum(['auto', ...BACKEND_NAMES])
+      .describe('tfjs backend: auto picks node-gpu > node > wasm > cpu (src/core/models/backend.ts).')
+      .default('auto'),
 
     workflow: z
       .object({
-        /** Multi-agent workflow: math (router?/solvers/verifier/aggregator), search, or single agent. */
-        name: z.enum(WORKFLOW_NAMES).default('math'),
-        /** The workflow's own options (K / router / loops / turns / penalties), validated by its schema
-         * (src/core/workflows/<name>.ts); e.g. { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 }. */
-        options: z.record(z.string(), z.unknown()).default({}),
+        name: z
+          .enum(WORKFLOW_NAMES)
+          .describe('Multi-agent workflow: math (router?/solvers/verifier/aggregator), search, or single agent.')
+          .default('math'),
+        options: z
+          .record(z.string(), z.unknown())
+          .describe(
+            "The workflow's own options (K / router / loops / turns / penalties), validated by its schema " +
+              "(src/core/workflows/<name>.ts); e.g. { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 }.",
+          )
+          .default({}),
       })
       .strict()
       .default({ name: 'math', options: {} }),
 
     tasks: z
       .object({
-        /** Built-in task generators to train on (train split), mixed evenly. */
-        train: z.array(z.enum(TASK_NAMES)).min(1).default(['arith-easy']),
-        /** Benchmarks evaluated (test split); each is a built-in generator name. */
-        eval: z.array(z.enum(TASK_NAMES)).default(['arith-easy']),
+        train: z.array(z.enum(TASK_NAMES)).min(1).describe('Built-in task generators to train on (train split), mixed evenly.').default(['arith-easy']),
+        eval: z.array(z.enum(TASK_NAMES)).describe('Benchmarks evaluated (test split); each is a built-in generator name.').default(['arith-easy']),
       })
       .strict()
       .default({ train: ['arith-easy'], eval: ['arith-easy'] }),
 
     policies: z
       .object({
-        /** shared: one set of weights plays every role; per-role: one set per role. */
-        sharing: z.enum(POLICY_SET_KINDS).default('shared'),
-        /** Model size preset (src/core/models/config.ts): tiny (CPU) … large (GPU). */
-        model: z.enum(MODEL_PRESET_NAMES).default('tiny'),
-        /** Overrides of the preset's shape (dModel, nLayers, nHeads, contextLength, mlpRatio), e.g. for tests. */
+        sharing: z.enum(POLICY_SET_KINDS).describe('shared: one set of weights plays every role; per-role: one set per role.').default('shared'),
+        model: z.enum(MODEL_PRESET_NAMES).describe('Model size preset (src/core/models/config.ts): tiny (CPU) … large (GPU).').default('tiny'),
         modelOverrides: z
-          .object({ dModel: int(16, 4096), nLayers: int(1, 64), nHeads: int(1, 64), contextLength: int(8, 8192), mlpRatio: z.number().min(1).max(8) })
+          .object({
+            dModel: int(16, 4096).describe('Override of the residual width d. 16..4096, a multiple of nHeads.'),
+            nLayers: int(1, 64).describe('Override of the number of transformer blocks. 1..64.'),
+            nHeads: int(1, 64).describe('Override of the number of attention heads (each dModel / nHeads wide). 1..64, must divide dModel.'),
+            contextLength: int(8, 8192).describe('Override of the longest sequence (prompt + completion) in tokens. 8..8192.'),
+            mlpRatio: z.number().min(1).max(8).describe('Override of the MLP hidden width as a multiple of dModel (GPT-2: 4). 1..8.'),
+          })
           .partial()
           .strict()
+          .describe("Overrides of the preset's shape (dModel, nLayers, nHeads, contextLength, mlpRatio), e.g. for tests.")
           .default({}),
-        /** Checkpoint directory to start from (a warm start); null starts from random weights. */
-        init: z.string().nullable().default(null),
+        // The description sits inside .nullable() so it stays on the string branch of the JSON schema.
+        init: z.string().describe('Checkpoint directory to start from (a warm start); null starts from random weights.').nullable().default(null),
       })
       .strict()
       .default({ sharing: 'shared', model: 'tiny', modelOverrides: {}, init: null }),
 
-    /** The objective: registry variant and its options (src/core/srpo/config.ts). */
-    objective: objectiveConfigSchema.default(objectiveConfigSchema.parse({})),
+    objective: objectiveConfigSchema
+      .describe('The objective: registry variant and its options (src/core/srpo/config.ts).')
+      .default(objectiveConfigSchema.parse({})),
 
     optimizer: z
       .object({
-        /** Adam learning rate. 1e-6..1e-2; tiny CPU models like ~3e-4, LLM-scale 1e-6. */
-        lr: z.number().gt(0).max(1e-2).default(3e-4),
-        /** Adam beta1. [0, 1). */
-        beta1: z.number().min(0).lt(1).default(0.9),
-        /** Adam beta2. [0, 1). */
-        beta2: z.number().min(0).lt(1).default(0.999),
-        /** Adam epsilon. (0, 1e-3]. */
-        eps: z.number().gt(0).max(1e-3).default(1e-8),
-        /** Decoupled weight decay per step (AdamW style), multiplied by lr. [0, 0.5]. */
-        weightDecay: z.number().min(0).max(0.5).default(0),
-        /** Global gradient-norm clip (L2 over every trainable tensor). > 0; 1.0 typical. */
-        gradClip: z.number().gt(0).max(1e6).default(1),
+        lr: z.number().gt(0).max(1e-2).describe('Adam learning rate. 1e-6..1e-2; tiny CPU models like ~3e-4, LLM-scale 1e-6.').default(3e-4),
+        beta1: z.number().min(0).lt(1).describe('Adam beta1. [0, 1).').default(0.9),
+        beta2: z.number().min(0).lt(1).describe('Adam beta2. [0, 1).').default(0.999),
+        eps: z.number().gt(0).max(1e-3).describe('Adam epsilon. (0, 1e-3].').default(1e-8),
+        weightDecay: z.number().min(0).max(0.5).describe('Decoupled weight decay per step (AdamW style), multiplied by lr. [0, 0.5].').default(0),
+        gradClip: z.number().gt(0).max(1e6).describe('Global gradient-norm clip (L2 over every trainable tensor). > 0; 1.0 typical.').default(1),
       })
       .strict()
       .default({ lr: 3e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, gradClip: 1 }),
 
     rollout: z
       .object({
-        /** Tasks drawn per step (N). 1..4096. */
-        tasksPerStep: int(1, 4096).default(8),
-        /** Rollouts per task (G): the size of each comparison group. 2..64 (1 gives no signal). */
-        groupSize: int(1, 64).default(4),
-        /** Sampling temperature. (0, 2]; 1 samples the policy itself. */
-        temperature: z.number().gt(0).max(2).default(1),
-        /** Nucleus sampling threshold. (0, 1]. */
-        topP: z.number().gt(0).max(1).default(1),
-        /** Most tokens one member output may have. 1..4096. */
-        maxNewTokens: int(1, 4096).default(32),
+        tasksPerStep: int(1, 4096).describe('Tasks drawn per step (N). 1..4096.').default(8),
+        groupSize: int(1, 64).describe('Rollouts per task (G): the size of each comparison group. 2..64 (1 gives no signal).').default(4),
+        temperature: z.number().gt(0).max(2).describe('Sampling temperature. (0, 2]; 1 samples the policy itself.').default(1),
+        topP: z.number().gt(0).max(1).describe('Nucleus sampling threshold. (0, 1].').default(1),
+        maxNewTokens: int(1, 4096).describe('Most tokens one member output may have. 1..4096.').default(32),
       })
       .strict()
       .default({ tasksPerStep: 8, groupSize: 4, temperature: 1, topP: 1, maxNewTokens: 32 }),
 
     update: z
       .object({
-        /** Passes over each rollout batch. 1..16; > 1 lets ratios leave 1 and the clip act (SRPO.md point 4). */
-        epochs: int(1, 16).default(2),
-        /** Event-atomic mini-batches per epoch (one optimizer step each). 1..256. */
-        miniBatches: int(1, 256).default(2),
+        epochs: int(1, 16).describe('Passes over each rollout batch. 1..16; > 1 lets ratios leave 1 and the clip act (SRPO.md point 4).').default(2),
+        miniBatches: int(1, 256).describe('Event-atomic mini-batches per epoch (one optimizer step each). 1..256.').default(2),
       })
       .strict()
       .default({ epochs: 2, miniBatches: 2 }),
 
     kl: z
       .object({
-        /** Coefficient of a KL penalty to the frozen initial policy (k3 per token); 0 disables. [0, 10]. */
-        coef: z.number().min(0).max(10).default(0),
+        coef: z
+          .number()
+          .min(0)
+          .max(10)
+          .describe('Coefficient of a KL penalty to the frozen initial policy (k3 per token); 0 disables. [0, 10].')
+          .default(0),
       })
       .strict()
       .default({ coef: 0 }),
 
     eval: z
       .object({
-        /** Evaluate every this many steps (and before the first and after the last); 0 disables. */
-        every: int(0, 100_000).default(10),
-        /** Samples per query (Avg@n, Pass@n). 1..64; the paper reports n = 16. */
-        n: int(1, 64).default(4),
-        /** Queries per benchmark (a prefix of its test split). 1..10000. */
-        queries: int(1, 10_000).default(32),
-        /** Sampling temperature for evaluation. (0, 2]. */
-        temperature: z.number().gt(0).max(2).default(1),
+        every: int(0, 100_000).describe('Evaluate every this many steps (and before the first and after the last); 0 disables.').default(10),
+        n: int(1, 64).describe('Samples per query (Avg@n, Pass@n). 1..64; the paper reports n = 16.').default(4),
+        queries: int(1, 10_000).describe('Queries per benchmark (a prefix of its test split). 1..10000.').default(32),
+        temperature: z.number().gt(0).max(2).describe('Sampling temperature for evaluation. (0, 2].').default(1),
       })
       .strict()
       .default({ every: 10, n: 4, queries: 32, temperature: 1 }),
 
-    /** Save a checkpoint every this many steps (and at the end); 0: only at the end. */
-    checkpointEvery: int(0, 100_000).default(10),
-    /** Store token ids and log-probs of members every this many steps (event rows always). 1 = every step. */
-    tokenDetailEvery: int(1, 100_000).default(1),
+    checkpointEvery: int(0, 100_000).describe('Save a checkpoint every this many steps (and at the end); 0: only at the end.').default(10),
+    tokenDetailEvery: int(1, 100_000)
+      .describe('Store token ids and log-probs of members every this many steps (event rows always). 1 = every step.')
+      .default(1),
   })
   .strict();
 

@@ -1,5 +1,5 @@
 /**
- * The objective's configuration: one typed, commented, validated object (zod), with the
+ * The objective's configuration: one typed, described, validated object (zod), with the
  * defaults of the foundation issue. `resolveObjectiveConfig` is the only way in; it turns a
  * partial, untrusted object into a complete one or throws an error naming the field, the value
  * and what is allowed.
@@ -26,29 +26,47 @@ export const LOG_RATIO_CLAMP = 20;
 
 export const objectiveConfigSchema = z
   .object({
-    /** Objective variant from the registry: srpo | grpo_token | grpo_seq | gspo | drmas. */
-    algorithm: z.enum(ALGORITHMS).default('srpo'),
-    /** SRPO only. c(K) = 1/sqrt(K) (SRPO), 1/K (mean ablation) or 1 (sum ablation, "none"). */
-    setNorm: z.enum(SET_NORMS).default('sqrt'),
-    /** SRPO only. Mini-batch average weighting every event once (event), by its masked token
-     * count (token, the paper's diagnostic) or by its K (member). */
-    reduction: z.enum(REDUCTIONS).default('event'),
-    /** SRPO only. Divide each member log-ratio by its length n_{e,j} before the set reduction
-     * (beyond the paper: its section 6 reports a length dependence). Default off. */
-    lengthNorm: z.boolean().default(false),
-    /** Lower clip range eps_low: ratios below 1 - clipLow stop pulling when A < 0. [0, 1), 0.2 typical. */
-    clipLow: z.number().min(0).lt(1).default(0.2),
-    /** Upper clip range eps_high: ratios above 1 + clipHigh stop pulling when A > 0. (0, 10], 0.2
-     * typical (DAPO uses 0.28; GSPO about 3e-4 on length-normalised ratios). */
-    clipHigh: z.number().gt(0).max(10).default(0.2),
-    /** Dual clip constant c for negative advantages, max(psi, c * A); null disables it. > 1, verl uses 3. */
-    dualClip: z.number().gt(1).nullable().default(null),
-    /** eps in A = (R - mean) / (std + eps). > 0, default 1e-6. */
-    advEps: z.number().gt(0).max(1).default(1e-6),
-    /** Divide centred rewards by the group std (GRPO); false gives R - mean (Dr. GRPO style). */
-    scaleByStd: z.boolean().default(true),
-    /** Floor on the group std before dividing (SRPO.md point 5); 0 disables. [0, 1], e.g. 0.05. */
-    stdFloor: z.number().min(0).max(1).default(0),
+    algorithm: z.enum(ALGORITHMS).describe('Objective variant from the registry: srpo | grpo_token | grpo_seq | gspo | drmas.').default('srpo'),
+    setNorm: z.enum(SET_NORMS).describe('SRPO only. c(K) = 1/sqrt(K) (SRPO), 1/K (mean ablation) or 1 (sum ablation, "none").').default('sqrt'),
+    reduction: z
+      .enum(REDUCTIONS)
+      .describe(
+        'SRPO only. Mini-batch average weighting every event once (event), by its masked token ' +
+          "count (token, the paper's diagnostic) or by its K (member).",
+      )
+      .default('event'),
+    lengthNorm: z
+      .boolean()
+      .describe(
+        'SRPO only. Divide each member log-ratio by its length n_{e,j} before the set reduction ' +
+          '(beyond the paper: its section 6 reports a length dependence). Default off.',
+      )
+      .default(false),
+    clipLow: z
+      .number()
+      .min(0)
+      .lt(1)
+      .describe('Lower clip range eps_low: ratios below 1 - clipLow stop pulling when A < 0. [0, 1), 0.2 typical.')
+      .default(0.2),
+    clipHigh: z
+      .number()
+      .gt(0)
+      .max(10)
+      .describe(
+        'Upper clip range eps_high: ratios above 1 + clipHigh stop pulling when A > 0. (0, 10], 0.2 ' +
+          'typical (DAPO uses 0.28; GSPO about 3e-4 on length-normalised ratios).',
+      )
+      .default(0.2),
+    // The description sits inside .nullable() so it stays on the number branch of the JSON schema.
+    dualClip: z
+      .number()
+      .gt(1)
+      .describe('Dual clip constant c for negative advantages, max(psi, c * A); null disables it. > 1, verl uses 3.')
+      .nullable()
+      .default(null),
+    advEps: z.number().gt(0).max(1).describe('eps in A = (R - mean) / (std + eps). > 0, default 1e-6.').default(1e-6),
+    scaleByStd: z.boolean().describe('Divide centred rewards by the group std (GRPO); false gives R - mean (Dr. GRPO style).').default(true),
+    stdFloor: z.number().min(0).max(1).describe('Floor on the group std before dividing (SRPO.md point 5); 0 disables. [0, 1], e.g. 0.05.').default(0),
   })
   .strict();
 

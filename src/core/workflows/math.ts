@@ -27,12 +27,14 @@ import type { EpisodeOptions, EventRecord, Workflow, WorkflowTask } from './type
 
 export const mathConfigSchema = z
   .object({
-    /** How many solvers form the proposal set: fixed K, mixed (drawn per episode) or router-chosen. */
-    solvers: cardinalitySchema.default({ mode: 'fixed', k: 2 }),
-    /** Most verify/revise rounds (and router retries); 1..8. */
-    maxLoops: z.number().int().min(1).max(8).default(1),
-    /** Revise the candidate pool before aggregation, or the aggregator's selection after it. */
-    revisionOrder: z.enum(['before-aggregate', 'after-aggregate']).default('before-aggregate'),
+    solvers: cardinalitySchema
+      .describe('How many solvers form the proposal set: fixed K, mixed (drawn per episode) or router-chosen.')
+      .default({ mode: 'fixed', k: 2 }),
+    maxLoops: z.number().int().min(1).max(8).describe('Most verify/revise rounds (and router retries); 1..8.').default(1),
+    revisionOrder: z
+      .enum(['before-aggregate', 'after-aggregate'])
+      .describe("Revise the candidate pool before aggregation, or the aggregator's selection after it.")
+      .default('before-aggregate'),
     invalidPenalty: invalidPenaltySchema,
   })
   .strict();

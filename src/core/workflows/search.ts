@@ -25,20 +25,24 @@ import type { EpisodeOptions, EventRecord, Workflow, WorkflowTask, WorkflowTools
 
 export const searchConfigSchema = z
   .object({
-    /** Searchers per turn: fixed K, mixed (drawn per turn), or routed from a pool of `maxK`. */
-    searchers: cardinalitySchema.default({ mode: 'fixed', k: 2 }),
-    /** Most search turns (a failed route counts as a turn); 1..16. */
-    maxTurns: z.number().int().min(1).max(16).default(3),
-    /** Documents retrieved per query; 1..20. */
-    topK: z.number().int().min(1).max(20).default(2),
-    /** Ask the evidence verifier after each search set. */
-    verifier: z.boolean().default(true),
-    /** When turns run out, still ask the answer agent (Search-R1 style); else end unanswered. */
-    answerAtMaxTurns: z.boolean().default(true),
-    /** Team reward: exact match (0/1) or token F1. */
-    reward: z.enum(['em', 'f1']).default('em'),
-    /** Characters of each retrieved document shown in prompts (tiny models have short contexts). */
-    docChars: z.number().int().min(20).max(4000).default(200),
+    searchers: cardinalitySchema
+      .describe('Searchers per turn: fixed K, mixed (drawn per turn), or routed from a pool of `maxK`.')
+      .default({ mode: 'fixed', k: 2 }),
+    maxTurns: z.number().int().min(1).max(16).describe('Most search turns (a failed route counts as a turn); 1..16.').default(3),
+    topK: z.number().int().min(1).max(20).describe('Documents retrieved per query; 1..20.').default(2),
+    verifier: z.boolean().describe('Ask the evidence verifier after each search set.').default(true),
+    answerAtMaxTurns: z
+      .boolean()
+      .describe('When turns run out, still ask the answer agent (Search-R1 style); else end unanswered.')
+      .default(true),
+    reward: z.enum(['em', 'f1']).describe('Team reward: exact match (0/1) or token F1.').default('em'),
+    docChars: z
+      .number()
+      .int()
+      .min(20)
+      .max(4000)
+      .describe('Characters of each retrieved document shown in prompts (tiny models have short contexts); 20..4000.')
+      .default(200),
     invalidPenalty: invalidPenaltySchema,
   })
   .strict();

@@ -15,10 +15,8 @@ import type { EpisodeOptions, EventRecord, Workflow, WorkflowTask } from './type
 
 export const singleConfigSchema = z
   .object({
-    /** math: boxed answer; qa: answer tag. */
-    domain: z.enum(['math', 'qa']).default('math'),
-    /** QA reward: exact match or token F1. */
-    reward: z.enum(['em', 'f1']).default('em'),
+    domain: z.enum(['math', 'qa']).describe('math: boxed answer; qa: answer tag.').default('math'),
+    reward: z.enum(['em', 'f1']).describe('QA reward: exact match or token F1.').default('em'),
     invalidPenalty: invalidPenaltySchema,
   })
   .strict();
