@@ -1,14 +1,16 @@
 /**
- * `srpo-lab serve [--port N] [--db PATH]`: web mode. Opens the lab database in a LabService
- * (engines forked with NodeForkLauncher), serves the built renderer and the API on 127.0.0.1
- * (src/server/server.ts), prints the URL with its one-time token, and runs until Ctrl-C, which
- * stops the engines it started (they end 'stopped', resumable) and closes the server.
+ * `srpo-lab serve [--port N] [--db PATH]`: web mode. Opens the lab database in a LabService that
+ * runs in a worker thread (LabWorkerClient: its synchronous SQLite reads never stall the HTTP
+ * server or the sockets; engines are still forked from this thread with NodeForkLauncher), serves
+ * the built renderer and the API on 127.0.0.1 (src/server/server.ts), prints the URL with its
+ * one-time token, and runs until Ctrl-C, which stops the engines it started (they end 'stopped',
+ * resumable) and closes the server.
  *
  * Needs `npm run build` for the pages (the API works without). Tests: test/server/server.test.ts
  * (startLabServer), test/e2e/lab.test.ts.
  */
 import { resolve } from 'node:path';
-import { LabService } from '../core/host/labService';
+import { LabWorkerClient } from '../core/host/labWorkerClient';
 import { chromiumPdfPrinter } from '../server/pdf';
 import { startLabServer } from '../server/server';
 import type { ParsedArgs } from './args';
@@ -18,7 +20,13 @@ export async function serveCommand(args: ParsedArgs, out: (line: string) => void
   const dbPath = resolve(args.options.db ?? 'lab.db');
   const port = args.options.port === undefined ? 0 : Number(args.options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port "${args.options.port}" is not a port number (0..65535; 0 picks a free one)`);
-  const service = new LabService({ dbPath, launcher: io.launcher, printPdf: chromiumPdfPrinter() ?? undefined });
+  const service = new LabWorkerClient({ dbPath, launcher: io.launcher, printPdf: chromiumPdfPrinter() ?? undefined });
+  try {
+    await service.ready;
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
   const server = await startLabServer({ service, port });
   out(`SRPO Lab (web mode) on ${dbPath}`);
   out(`open: ${server.url}`);

@@ -8,13 +8,19 @@
  * Engines are Electron utility processes running the bundled engine `out/main/engine.js`
  * (UtilityProcessLauncher, utilityLauncher.ts); PDF reports are printed by a hidden, script-less window.
  *
+ * The LabService itself runs in a worker thread (LabWorkerClient, the built `out/main/labWorker.js`):
+ * its SQLite reads are synchronous and must never freeze this thread, which serves every window.
+ * This thread keeps what only the main process can do and the worker asks for by message:
+ * launching engines (utilityProcess.fork) and printing PDFs (BrowserWindow).
+ *
  * Not testable on the build machines (no Electron binary): type-checked and built there; the
- * same LabService and contract are exercised in web mode by test/server and test/e2e.
- * Known gap: store reads run on this thread (synchronous better-sqlite3), see docs/ARCHITECTURE.md.
+ * worker client and its protocol are tested under Node by test/core/host/labWorker.test.ts, the
+ * same LabService and contract in web mode by test/server and test/e2e.
  */
 import { join } from 'node:path';
-import { app, BrowserWindow, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
-import { LabService } from '../core/host/labService';
+import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
+import type { LabHost } from '../core/host/labHost';
+import { LabWorkerClient } from '../core/host/labWorkerClient';
 import { API_METHODS, ipcChannel, PUSH_CHANNEL } from '../shared/apiMethods';
 import { toApiError, type ApiResult } from '../shared/api';
 import { UtilityProcessLauncher } from './utilityLauncher';
@@ -24,7 +30,7 @@ const CSP =
 const devUrl = process.env.ELECTRON_RENDERER_URL;
 const rendererFile = join(__dirname, '../renderer/index.html');
 
-let service: LabService | null = null;
+let service: LabWorkerClient | null = null;
 
 /** Only this app's own page may call the lab. */
 function trusted(event: IpcMainInvokeEvent): boolean {
@@ -43,7 +49,7 @@ async function printPdf(html: string): Promise<Uint8Array> {
   }
 }
 
-function bindIpc(lab: LabService): void {
+function bindIpc(lab: LabHost): void {
   for (const method of API_METHODS) {
     ipcMain.handle(ipcChannel(method), async (event, input: unknown): Promise<ApiResult<unknown>> => {
       if (!trusted(event)) return { ok: false, error: { code: 'unauthorized', message: 'not the lab window' } };
@@ -94,11 +100,16 @@ app.whenReady().then(() => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
   });
   const dbPath = process.env.SRPO_LAB_DB ?? join(app.getPath('userData'), 'lab.db');
-  service = new LabService({
+  service = new LabWorkerClient({
     dbPath,
-    // The engine bundle sits next to this one (electron-vite input `engine`): out/main/engine.js.
+    // The worker and engine bundles sit next to this one (electron-vite inputs `labWorker`, `engine`).
+    entry: join(__dirname, 'labWorker.js'),
     launcher: new UtilityProcessLauncher({ entry: join(__dirname, 'engine.js') }),
     printPdf,
+  });
+  // Every call fails with this reason too; say it once where the user looks.
+  service.ready.catch((err: Error) => {
+    if (!closing) dialog.showErrorBox('SRPO Lab could not open its database', `${dbPath}\n\n${err.message}`);
   });
   bindIpc(service);
   createWindow();

@@ -19,14 +19,15 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { HTTP_STATUS, toApiError, type ApiResult, type LabPush } from '../shared/api';
-import type { LabService } from '../core/host/labService';
+import type { LabHost } from '../core/host/labHost';
 import { acceptWebSocket, type WebSocketConnection } from './websocket';
 
 /** The built renderer, relative to this file (src/server -> out/renderer). */
 export const DEFAULT_RENDERER_DIR = resolve(__dirname, '../../out/renderer');
 
 export interface LabServerOptions {
-  service: LabService;
+  /** A LabService, or a LabWorkerClient (the same service in a worker thread: `srpo-lab serve`). */
+  service: LabHost;
   /** 0 (default): a free port. */
   port?: number;
   /** The token to require (default: 32 random bytes, hex). */

@@ -101,7 +101,7 @@ export class LabService {
         return { ...eventSummary(e), members: e.members.map(memberDto) } satisfies EventDetailDto;
       },
       getEpisode: ({ episodeId }) => {
-        const ep = this.store.getEpisode(episodeId);
+        const ep = this.store.getEpisode(episodeId, { members: false });
         if (!ep) throw new LabApiError('not_found', `no episode with id ${episodeId}`);
         const { events, ...rest } = ep;
         return { ...rest, reward: ep.reward, events: events.map(eventSummary) } satisfies EpisodeDto;

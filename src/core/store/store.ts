@@ -94,8 +94,8 @@ export class LabStore {
   getEvent(eventId: number): EventDetail | null {
     return traces.getEvent(this.db, eventId);
   }
-  getEpisode(episodeId: number): EpisodeDetail | null {
-    return traces.getEpisode(this.db, episodeId);
+  getEpisode(episodeId: number, options?: traces.EpisodeReadOptions): EpisodeDetail | null {
+    return traces.getEpisode(this.db, episodeId, options);
   }
 
   // evaluations and checkpoints

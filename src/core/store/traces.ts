@@ -85,12 +85,25 @@ interface EpisodeRow {
   latency_ms: number;
 }
 
-const EVENT = 'SELECT * FROM events WHERE id = ?';
-const EVENT_MEMBERS = 'SELECT * FROM members WHERE event_id = ? ORDER BY member_index';
-const EPISODE = 'SELECT * FROM episodes WHERE id = ?';
-const EPISODE_EVENTS = 'SELECT * FROM events WHERE episode_id = ? ORDER BY seq';
-const EPISODE_MEMBERS = `SELECT m.* FROM members m JOIN events e ON e.id = m.event_id
-  WHERE e.episode_id = ? ORDER BY e.seq, m.member_index`;
+/**
+ * The detail reads, one parameter each (an id). Each is a search on a primary key or a UNIQUE
+ * index and needs no sort (members UNIQUE (event_id, member_index), events UNIQUE (episode_id,
+ * seq)), so one event with its members costs the same in a million-member run as in a small one;
+ * traces.test.ts checks the query plans.
+ */
+export const DETAIL_SQL = {
+  event: 'SELECT * FROM events WHERE id = ?',
+  eventMembers: 'SELECT * FROM members WHERE event_id = ? ORDER BY member_index',
+  episode: 'SELECT * FROM episodes WHERE id = ?',
+  episodeEvents: 'SELECT * FROM events WHERE episode_id = ? ORDER BY seq',
+  episodeMembers: `SELECT m.* FROM members m JOIN events e ON e.id = m.event_id
+  WHERE e.episode_id = ? ORDER BY e.seq, m.member_index`,
+} as const;
+const EVENT = DETAIL_SQL.event;
+const EVENT_MEMBERS = DETAIL_SQL.eventMembers;
+const EPISODE = DETAIL_SQL.episode;
+const EPISODE_EVENTS = DETAIL_SQL.episodeEvents;
+const EPISODE_MEMBERS = DETAIL_SQL.episodeMembers;
 
 const MAX_PAGE = 1000;
 
@@ -202,15 +215,25 @@ export function getEvent(db: LabDb, eventId: number): EventDetail | null {
   return { ...toSummary(row), members };
 }
 
-/** One episode with its events in seq order, each with its members; null if absent. */
-export function getEpisode(db: LabDb, episodeId: number): EpisodeDetail | null {
+export interface EpisodeReadOptions {
+  /**
+   * Read each event's members too (default true). The trace viewer's episode timeline needs only
+   * the events: without members no member row and no token blob is read or decoded.
+   */
+  members?: boolean;
+}
+
+/** One episode with its events in seq order, each with its members (empty with `members: false`); null if absent. */
+export function getEpisode(db: LabDb, episodeId: number, options: EpisodeReadOptions = {}): EpisodeDetail | null {
   const ep = db.stmt<[number], EpisodeRow>(EPISODE).get(episodeId);
   if (!ep) return null;
   const byEvent = new Map<number, StoredMember[]>();
-  for (const m of db.stmt<[number], MemberRow>(EPISODE_MEMBERS).all(episodeId)) {
-    const list = byEvent.get(m.event_id) ?? [];
-    list.push(toMember(m));
-    byEvent.set(m.event_id, list);
+  if (options.members ?? true) {
+    for (const m of db.stmt<[number], MemberRow>(EPISODE_MEMBERS).all(episodeId)) {
+      const list = byEvent.get(m.event_id) ?? [];
+      list.push(toMember(m));
+      byEvent.set(m.event_id, list);
+    }
   }
   const events = db
     .stmt<[number], EventRow>(EPISODE_EVENTS)

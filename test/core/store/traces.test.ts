@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LabStore, type EventFilter, type EventRecord, type EpisodeRecord } from '../../../src/core/store';
+import { DETAIL_SQL } from '../../../src/core/store/traces';
 import { makeStep, newRun, SMALL } from './fixtures/makeStep';
 
 interface Written {
@@ -131,5 +132,33 @@ describe('getEpisode and getEvent', () => {
     expect(ep.events.map((e) => e.members.map((m) => m.memberIndex))).toEqual(rec.events.map((e) => e.members.map((m) => m.memberIndex)));
     expect(s.getEpisode(123456)).toBeNull();
     expect(s.getEvent(123456)).toBeNull();
+  });
+
+  it('reads an episode without its members when asked (the viewer timeline)', () => {
+    const ev = s.listEvents(run, { fromStep: 5 }, { limit: 1 }).events[0];
+    const full = s.getEpisode(ev.episodeId)!;
+    const bare = s.getEpisode(ev.episodeId, { members: false })!;
+    expect(bare.events.every((e) => e.members.length === 0)).toBe(true);
+    expect(bare.events.map(({ members: _, ...e }) => e)).toEqual(full.events.map(({ members: _, ...e }) => e));
+    expect({ ...bare, events: [] }).toEqual({ ...full, events: [] });
+  });
+});
+
+describe('query plans of the detail reads and the list page', () => {
+  const plan = (sql: string, ...params: unknown[]) =>
+    (s.db.raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+
+  it('finds one event, its members, an episode and its events by index, with no scan and no sort', () => {
+    for (const [name, sql] of Object.entries(DETAIL_SQL)) {
+      const steps = plan(sql, 1);
+      expect(steps.every((d) => d.startsWith('SEARCH ')), `${name}: ${steps.join(' | ')}`).toBe(true);
+      expect(steps.some((d) => /TEMP B-TREE/.test(d)), `${name}: ${steps.join(' | ')}`).toBe(false);
+    }
+  });
+
+  it('pages the unfiltered list along (run_id, step) in index order', () => {
+    const steps = plan('SELECT e.* FROM events e WHERE e.run_id = ? AND (e.step, e.id) > (?, ?) ORDER BY e.step, e.id LIMIT 201', run, 3, 4);
+    expect(steps.join(' | ')).toMatch(/^SEARCH e USING INDEX events_by_step/);
+    expect(steps.some((d) => /TEMP B-TREE/.test(d))).toBe(false);
   });
 });

@@ -14,12 +14,26 @@ export const LOGP_RANGE: readonly [number, number] = [-6, 0];
 const NEG = [230, 72, 60];
 const POS = [70, 140, 245];
 
-/** Diverging colour of a log-ratio: transparent-ish at 0, red below, blue above. */
-export function divergingColour(v: number, range = TOKEN_LOG_RATIO_RANGE): string {
-  const t = Math.max(-1, Math.min(1, v / range));
+/** Steps of the diverging scale on each side of 0 in its table (finer differences are invisible). */
+const DIVERGING_STEPS = 250;
+/** divergingColour's strings for t = k / DIVERGING_STEPS, k in -STEPS..STEPS (built on first use). */
+let divergingTable: string[] | null = null;
+
+function divergingAt(t: number): string {
   const [r, g, b] = t < 0 ? NEG : POS;
   const a = 0.08 + 0.62 * Math.abs(t);
   return `rgba(${r}, ${g}, ${b}, ${a.toFixed(3)})`;
+}
+
+/**
+ * Diverging colour of a log-ratio: transparent-ish at 0, red below, blue above. Called once per
+ * token on every trace step, so the colour comes from a table of 2 x DIVERGING_STEPS + 1 strings.
+ */
+export function divergingColour(v: number, range = TOKEN_LOG_RATIO_RANGE): string {
+  const t = Math.max(-1, Math.min(1, v / range));
+  if (!Number.isFinite(t)) return divergingAt(0);
+  divergingTable ??= Array.from({ length: 2 * DIVERGING_STEPS + 1 }, (_, k) => divergingAt((k - DIVERGING_STEPS) / DIVERGING_STEPS));
+  return divergingTable[Math.round((t + 1) * DIVERGING_STEPS)];
 }
 
 /** Sequential colour (red: low, blue: high) of v in [lo, hi]: the viewer's original scale. */

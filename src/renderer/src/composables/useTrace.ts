@@ -5,11 +5,15 @@
  * episode in list order). Stale responses are dropped, so fast key repeats never show an older
  * event over a newer one.
  *
- * Speed (a j step should paint in well under 50 ms): the event and its episode are fetched in
- * parallel, the episode only when it differs from the one shown; details already fetched are kept
- * (a few dozen, by id: stored events do not change) and the next event (with its episode) is
- * prefetched once the selected one is shown; the next list page is fetched before the end of the
- * list is reached.
+ * Speed (a j step should paint in well under 50 ms, bench/ui.bench.ts `trace_step_ms`): details
+ * already fetched are kept (a few dozen, by id: stored events do not change), and when a step
+ * lands on one whose detail and episode are both here it is shown synchronously, in the key's own
+ * task, so the next frame paints it. Every selection prefetches its neighbours (the next two
+ * events and the previous one, with their episodes), so steps with j or k normally land on cached
+ * details; a cold selection fetches its event and episode in parallel (the episode only when it
+ * differs from the one shown). The next list page is fetched before the end of the list is reached.
+ * Details live in shallowRefs and are never made deeply reactive (their token arrays are large
+ * and read-only).
  */
 import { computed, ref, shallowRef, type Ref } from 'vue';
 import type { EpisodeDto, EventCursorDto, EventDetailDto, EventFilterInput, EventSummaryDto } from '../../../shared/api';
@@ -20,21 +24,39 @@ const PAGE = 200;
 const KEEP = 64;
 /** Fetch the next page when the selection comes this close to the end of the list. */
 const PAGE_AHEAD = 20;
+/** Neighbours prefetched around a selection, by offset in the list (nearest first). */
+const NEIGHBOURS = [1, 2, -1] as const;
 
-/** A promise per id, fetched once and kept (oldest dropped above KEEP); a failed fetch is forgotten. */
+/**
+ * A promise per id, fetched once and kept (oldest dropped above KEEP); a failed fetch is
+ * forgotten. `peek` gives a value that has arrived, synchronously.
+ */
 function memo<T>(fetch: (id: number) => Promise<T>) {
   const kept = new Map<number, Promise<T>>();
+  const arrived = new Map<number, T>();
   const get = (id: number): Promise<T> => {
     let p = kept.get(id);
     if (!p) {
-      p = fetch(id);
-      kept.set(id, p);
-      p.catch(() => kept.delete(id));
-      if (kept.size > KEEP) kept.delete(kept.keys().next().value as number);
+      const mine = fetch(id);
+      p = mine;
+      kept.set(id, mine);
+      mine.then(
+        (v) => kept.get(id) === mine && arrived.set(id, v),
+        () => kept.get(id) === mine && kept.delete(id),
+      );
+      if (kept.size > KEEP) {
+        const oldest = kept.keys().next().value as number;
+        kept.delete(oldest);
+        arrived.delete(oldest);
+      }
     }
     return p;
   };
-  return { get, clear: () => kept.clear() };
+  const clear = () => {
+    kept.clear();
+    arrived.clear();
+  };
+  return { get, peek: (id: number): T | undefined => arrived.get(id), clear };
 }
 
 export function useTrace(runId: Ref<number>) {
@@ -93,6 +115,18 @@ export function useTrace(runId: Ref<number>) {
     return more;
   }
 
+  /** Starts fetching the details (and episodes) around list position i, and the next page near the end. */
+  function prefetchAround(i: number): void {
+    const here = events.value[i];
+    for (const d of NEIGHBOURS) {
+      const e = events.value[i + d];
+      if (!e) continue;
+      details.get(e.id).catch(() => undefined);
+      if (e.episodeId !== here?.episodeId) episodes.get(e.episodeId).catch(() => undefined);
+    }
+    if (next.value && i >= events.value.length - PAGE_AHEAD) loadMore().catch(() => undefined);
+  }
+
   let selSeq = 0;
   async function select(i: number): Promise<void> {
     if (i < 0) return;
@@ -101,25 +135,27 @@ export function useTrace(runId: Ref<number>) {
     index.value = i;
     const my = ++selSeq;
     const summary = events.value[i];
-    try {
-      const [detail, ep] = await Promise.all([
-        details.get(summary.id),
-        episode.value?.id === summary.episodeId ? episode.value : episodes.get(summary.episodeId),
-      ]);
-      if (my !== selSeq) return;
-      event.value = detail;
-      if (episode.value !== ep) episode.value = ep;
-    } catch (e) {
-      if (my === selSeq) error.value = (e as Error).message;
+    const shownEpisode = episode.value?.id === summary.episodeId ? episode.value : null;
+    // Cached: show it now, in this task (the key's), so the next frame paints it.
+    const cached = details.peek(summary.id);
+    const cachedEpisode = shownEpisode ?? episodes.peek(summary.episodeId);
+    if (cached && cachedEpisode) {
+      event.value = cached;
+      episode.value = cachedEpisode;
+      prefetchAround(i);
       return;
     }
-    // Ahead of the next j: the next event's detail (and its episode), the next page.
-    const ahead = events.value[i + 1];
-    if (ahead) {
-      details.get(ahead.id).catch(() => undefined);
-      if (ahead.episodeId !== summary.episodeId) episodes.get(ahead.episodeId).catch(() => undefined);
+    // Not cached: its own fetches first, then the neighbours' behind them.
+    const pending = Promise.all([details.get(summary.id), shownEpisode ?? episodes.get(summary.episodeId)]);
+    prefetchAround(i);
+    try {
+      const [detail, ep] = await pending;
+      if (my !== selSeq) return;
+      event.value = detail;
+      episode.value = ep;
+    } catch (e) {
+      if (my === selSeq) error.value = (e as Error).message;
     }
-    if (next.value && i >= events.value.length - PAGE_AHEAD) loadMore().catch(() => undefined);
   }
 
   /** Selects an event by id from the list (the timeline's click). */
