@@ -11,7 +11,8 @@
  *   relayed as pushes, until every chart shows the new point and has painted). Goal: < 100.
  * - run 2: 1,000,000 member rows (250,000 events of 4 members in 50,000 episodes of 5 events,
  *   2,000 steps; no token blobs, like a step stored with tokens off). `trace_step_ms` = one
- *   next-event step (the j key) in the trace viewer until the next event's detail has painted;
+ *   next-event step (the j key) in the trace viewer until the next event's detail has painted,
+ *   timed inside the page from the key event to after that paint (see ARM_TRACE_STEP);
  *   the median over steps that cross episodes, stay within one, and cross a list page.
  *   Goal: < 50.
  *
@@ -92,6 +93,31 @@ function writeTrace(store: LabStore, runId: number): void {
  * because tsx names inner functions with a helper the page does not have.
  */
 const frames = (page: Page) => page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+
+/**
+ * Arms the next trace step's timing in the page: `window.__traceStep` resolves with the time from
+ * the next keydown (its event timestamp) to the DOM showing another event (`rendered`, seen by a
+ * MutationObserver right after Vue's patch) and to just after the frame that paints it
+ * (`painted`: a message posted from that frame's requestAnimationFrame callback runs after its
+ * paint). A string, for the same reason as `frames`; `void` so that evaluating it does not wait for it.
+ */
+const ARM_TRACE_STEP = `void (window.__traceStep = new Promise((resolve) => {
+  const keyOf = () => document.querySelector('.trace-event .event-key')?.textContent ?? '';
+  const before = keyOf();
+  let t0 = null;
+  addEventListener('keydown', (e) => { t0 = e.timeStamp; }, { capture: true, once: true });
+  const observer = new MutationObserver(() => {
+    if (t0 === null || keyOf() === before) return;
+    observer.disconnect();
+    const rendered = performance.now() - t0;
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => resolve({ rendered, painted: performance.now() - t0 });
+      channel.port2.postMessage(null);
+    });
+  });
+  observer.observe(document.querySelector('.trace-viewer'), { subtree: true, childList: true, characterData: true });
+}))`;
 
 /** Point counts shown by the dashboard's charts of SERIES (0 where a chart has none yet). */
 const chartCounts = (page: Page) =>
@@ -196,13 +222,24 @@ async function main(): Promise<void> {
     for (let i = 0; i < 190; i++) await page.keyboard.press('j');
     await page.waitForFunction(() => document.querySelector('tr.selected td:nth-child(2)')?.textContent === document.querySelector('.trace-event .event-key')?.textContent, null, { timeout: 60_000 });
     await frames(page);
+    // Measured inside the page (changed by the trace-viewer work of issue 6): from the key's own
+    // event timestamp to just after the frame that paints the next event. Measured from this
+    // process instead, every step also counted a CDP round trip for the key, the rAF polling that
+    // noticed the change (up to a frame) and two more frames plus a round trip to be sure of the
+    // paint: about 35-50 ms of waiting on a 60 Hz page whatever the page did, more under load.
+    // The outside time is still printed for comparison.
+    const rendered: number[] = [];
+    const outside: number[] = [];
     for (let i = 0; i < TRACE_STEPS; i++) {
       const before = await key();
+      await page.evaluate(ARM_TRACE_STEP);
       t0 = performance.now();
       await page.keyboard.press('j');
-      await page.waitForFunction((k) => document.querySelector('.trace-event .event-key')?.textContent !== k, before, { polling: 'raf', timeout: 30_000 });
-      await frames(page);
-      steps.push(performance.now() - t0);
+      const step = (await page.evaluate('window.__traceStep')) as { painted: number; rendered: number };
+      outside.push(performance.now() - t0);
+      if ((await key()) === before) throw new Error('trace step: the event did not change');
+      steps.push(step.painted);
+      rendered.push(step.rendered);
     }
     // Where a step's time goes: the API round trips (resource timing) vs the rest (render, paint).
     const api = (await page.evaluate(
@@ -213,7 +250,8 @@ async function main(): Promise<void> {
       if (d.length) console.log(`  ${m} round trip in the page: median ${median(d).toFixed(1)} ms over ${d.length}`);
     }
     const index = await page.evaluate(() => document.querySelectorAll('tr[data-event]').length);
-    console.log(`trace: ${TRACE_STEPS} j steps from event 191 (list now ${index} rows): median ${median(steps).toFixed(1)} ms, max ${Math.max(...steps).toFixed(1)} ms`);
+    console.log(`trace: ${TRACE_STEPS} j steps from event 191 (list now ${index} rows): key to painted median ${median(steps).toFixed(1)} ms, max ${Math.max(...steps).toFixed(1)} ms; key to DOM updated median ${median(rendered).toFixed(1)} ms`);
+    console.log(`trace: the same steps timed from this process (CDP round trips included): median ${median(outside).toFixed(1)} ms`);
     const ev = store.listEvents(traceRun, {}, { limit: 1 }).events[0];
     const serverTrace = median(
       Array.from({ length: 9 }, (_, i) => {
@@ -229,7 +267,7 @@ async function main(): Promise<void> {
     const renderMs = median(renders);
     const updateMs = median(updates);
     console.log(`dashboard: render ${renderMs.toFixed(1)} ms + live update ${updateMs.toFixed(1)} ms (medians of ${RUNS}); goal < 100 in all`);
-    console.log(`trace: one j step ${median(steps).toFixed(1)} ms (median of ${TRACE_STEPS}); goal < 50`);
+    console.log(`trace: one j step ${median(steps).toFixed(1)} ms key to painted (median of ${TRACE_STEPS}); goal < 50`);
     headline('ui', { dashboard_ms: renderMs + updateMs, trace_step_ms: median(steps), render_ms: renderMs, update_ms: updateMs, member_rows: members });
   } finally {
     await browser.close();

@@ -3,9 +3,11 @@
  * playwright-core) against web mode (LabService + startLabServer, real forked engines on a tiny
  * math-quick run). Creates a run from a preset through the generated form (inline validation,
  * diff), watches its curves grow live, steps through its trace with the keyboard, compares it
- * with a second seed, exports every report format and checks their content, and breaks no CSP
- * rule on the way. Screenshots of every view go to test-artifacts/. Skips, saying so, where
- * /usr/bin/chromium is absent (.ci/run installs it with apt).
+ * with a second seed (and watches a third run's curve grow live in the comparison), zooms into a
+ * long synthetic run's curve and gets the window's real points, exports every report format and
+ * checks their content, and breaks no CSP rule on the way. Screenshots of every view go to
+ * test-artifacts/. Skips, saying so, where /usr/bin/chromium is absent (.ci/run installs it with
+ * apt).
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
+import { presetConfig, resolveRunConfig } from '../../src/core/config';
 import { BUILT_FEATURES, PLANNED_FEATURES } from '../../src/shared/about';
 import { chromiumPdfPrinter, CHROMIUM_PATH } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
@@ -215,11 +218,60 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     const rows = await page.$$eval('.eval-table tbody tr', (els) => els.map((e) => e.textContent ?? ''));
     expect(rows).toHaveLength(1); // same config apart from the seed: one row over two seeds
     expect(rows[0]).toContain('1 2');
-    expect(await page.textContent('.eval-table thead')).toContain('arith-easy');
+    expect(await page.textContent('.eval-table thead')).toContain(presetConfig('math-quick').tasks.eval[0]);
     expect(await page.textContent('.config-diff')).toContain('seed');
     expect(await page.locator('[data-chart="reward/mean"] canvas').count()).toBe(1);
     await shot('compare');
   });
+
+  it('Compare is live: a run training while compared grows its curve without a reload', async () => {
+    const { runId } = await service.call('createRun', { preset: 'math-quick', config: { ...TINY_CONFIG, seed: 3 }, start: false });
+    await go(`#/compare?runs=1,${runId}`);
+    await page.waitForSelector('[data-chart="reward/mean"] .head small');
+    // Both lines' point counts, "<run 1> / <new run>" (the new run has none yet).
+    const counts = () => page.evaluate(() => (document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? '').split(' pts')[0].split(' / ').map(Number));
+    await page.waitForFunction(() => /^4 \/ 0 pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''));
+    await service.call('startRun', { runId });
+    await page.waitForFunction(() => /^4 \/ [1-3] pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, { timeout: 90_000 });
+    const mid = await counts();
+    await page.waitForFunction(() => /^4 \/ 4 pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, { timeout: 90_000 });
+    expect(mid[1]).toBeGreaterThan(0);
+    expect(mid[1]).toBeLessThan(4);
+    expect(await page.locator('[data-chart="reward/mean"] canvas').count()).toBe(1);
+    await shot('compare-live');
+  }, 150_000);
+
+  it('Dashboard zoom: a zoomed window of a long run is fetched again at full detail', async () => {
+    // A synthetic run of 20,000 steps: the overview has one min/max pair per pixel column.
+    const store = service.store;
+    const runId = store.createRun({ name: 'zoom-e2e', config: resolveRunConfig({ steps: 20_000 }), seed: 1, workflow: 'math', algorithm: 'srpo', status: 'completed' });
+    const insert = store.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
+    store.db.raw.transaction(() => {
+      for (let step = 0; step < 20_000; step++) insert.run(runId, 'reward/mean', step, Math.sin(step / 300) + (step === 12_345 ? 5 : 0), 1_700_000_000_000 + step * 1000);
+      store.db.raw.prepare('UPDATE runs SET last_step = ? WHERE id = ?').run(19_999, runId);
+    })();
+    await go(`#/runs/${runId}`);
+    const chart = '[data-chart="reward/mean"]';
+    await page.waitForSelector(`${chart} canvas`);
+    const overview = Number(((await page.textContent(`${chart} .head small.points`)) ?? '').split(' ')[0]);
+    expect(overview).toBeGreaterThan(100);
+    expect(overview).toBeLessThan(4000); // downsampled to the chart's width, not 20,000
+    const box = (await page.locator(`${chart} canvas`).first().boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 40; i++) await page.mouse.wheel(0, -300);
+    await page.waitForSelector(`${chart} .zoom-detail`, { timeout: 10_000 });
+    const note = (await page.textContent(`${chart} .zoom-detail`)) ?? '';
+    const [, from, to, n] = /steps (\d+)–(\d+): (\d+) pts/.exec(note)!.map(Number);
+    expect(to - from).toBeLessThan(20_000 / 4);
+    // A window of fewer steps than the chart asks points for shows every stored point; a wider one
+    // min/max buckets at the chart's width, far denser than the overview was in that window.
+    if (to - from + 1 <= overview) expect(n).toBe(to - from + 1);
+    else expect(n).toBeGreaterThan((((to - from) * overview) / 20_000) * 4);
+    await shot('dashboard-zoom');
+    // Zooming back out to the whole run drops the detail.
+    for (let i = 0; i < 60; i++) await page.mouse.wheel(0, 300);
+    await page.waitForSelector(`${chart} .zoom-detail`, { state: 'detached', timeout: 10_000 });
+  }, 60_000);
 
   it('Reports: HTML, Markdown, CSV of metrics and events, PDF, each with its content', async () => {
     await go('#/reports?runs=1,2');

@@ -1,54 +1,150 @@
 /**
  * The metric series a view draws for one run: fetched min/max-downsampled from the store
- * (metricSeries, spikes kept) and then grown live from the run's `points` pushes, until the
- * component unmounts. Series objects are replaced (not mutated) on each update so charts redraw;
- * a key without a new point keeps its array, and a grown array keeps the old points (the same
- * objects) in front: RunDashboard and RunDashboardChart rely on both to skip unchanged panels and
- * to append live points instead of redrawing.
+ * (metricSeries, at most `maxPoints()` points: about one min/max pair per pixel column of the
+ * chart, spikes kept) and then grown live from the run's `points` pushes, until the component
+ * unmounts. A push never triggers a fetch. A series that live points grew past twice maxPoints is
+ * compacted again in memory by the same min/max rule (shared/seriesWindow), so a long live run
+ * does not grow the charts' work without bound.
+ *
+ * Series objects are replaced (not mutated) on each update so charts redraw; a key without a new
+ * point keeps its array, and a grown array keeps the old points (the same objects) in front:
+ * RunDashboard and RunDashboardChart rely on both to skip unchanged panels and to append live
+ * points instead of redrawing. The map lives in a shallowRef (never deep-reactive: thousands of
+ * point objects would each get a proxy).
+ *
+ * useRunsSeries is the same for several runs at once (CompareView).
  */
 import { shallowRef, watch, type Ref } from 'vue';
-import type { SeriesMap } from '../../../shared/api';
+import type { LabPush, SeriesMap } from '../../../shared/api';
+import { appendLivePoint, compactSeries } from '../../../shared/seriesWindow';
 import { labClient } from '../api/client';
 import { usePushes } from './usePushes';
 
+/** The default request size where a view has no chart width to go by. */
 export const MAX_POINTS = 1000;
+/** Keys per metricSeries call (the API's limit). */
+const KEYS_PER_CALL = 64;
 
-export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>) {
+/** One run's series: the fetched overview plus live points. */
+function runSeries(runId: () => number, keys: () => string[], maxPoints: () => number, changed: () => void = () => undefined) {
   const series = shallowRef<SeriesMap>({});
   const error = shallowRef<string | null>(null);
+  /** Keys requested and not yet answered (so a second call while one is in flight asks for nothing twice). */
+  const pending = new Set<string>();
+  let generation = 0;
+  /** maxPoints of the last fetch: the compaction target (read once, not per push: it measures the layout). */
+  let target = 0;
 
   async function load() {
-    const want = keys.value.filter((k) => !(k in series.value));
+    const want = keys().filter((k) => !(k in series.value) && !pending.has(k));
     if (!want.length) return;
+    const gen = generation;
+    const id = runId();
+    for (const k of want) pending.add(k);
+    target = maxPoints();
     try {
-      const got: SeriesMap = {};
-      for (let i = 0; i < want.length; i += 64) Object.assign(got, await labClient().metricSeries({ runId: runId.value, keys: want.slice(i, i + 64), maxPoints: MAX_POINTS }));
-      series.value = { ...series.value, ...got };
+      const calls = [];
+      for (let i = 0; i < want.length; i += KEYS_PER_CALL) calls.push(labClient().metricSeries({ runId: id, keys: want.slice(i, i + KEYS_PER_CALL), maxPoints: target }));
+      const got = Object.assign({}, ...(await Promise.all(calls))) as SeriesMap;
+      if (gen !== generation) return;
+      // Live points that arrived while the fetch was in flight are already in the store's answer,
+      // or come after it: keep those the answer does not have.
+      const next: SeriesMap = { ...series.value };
+      for (const [k, pts] of Object.entries(got)) {
+        const live = next[k] ?? [];
+        const last = pts.length ? pts[pts.length - 1].step : -1;
+        next[k] = live.length ? [...pts, ...live.filter((p) => p.step > last)] : pts;
+      }
+      series.value = next;
+      changed();
     } catch (e) {
-      error.value = (e as Error).message;
+      if (gen === generation) {
+        error.value = (e as Error).message;
+        changed();
+      }
+    } finally {
+      if (gen === generation) for (const k of want) pending.delete(k);
     }
   }
 
+  function reset() {
+    generation++;
+    pending.clear();
+    series.value = {};
+    error.value = null;
+    changed();
+  }
+
+  function onPoints(p: Extract<LabPush, { type: 'points' }>) {
+    let next: SeriesMap | null = null;
+    target ||= maxPoints();
+    for (const k of keys()) {
+      const pt = p.points[k];
+      if (!pt) continue;
+      next ??= { ...series.value };
+      let pts = appendLivePoint(next[k] ?? [], pt);
+      if (pts.length > 2 * target) pts = compactSeries(pts, target) as typeof pts;
+      next[k] = pts;
+    }
+    if (next) {
+      series.value = next;
+      changed();
+    }
+  }
+
+  return { series, error, load, reset, onPoints };
+}
+
+export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints: () => number = () => MAX_POINTS) {
+  const one = runSeries(() => runId.value, () => keys.value, maxPoints);
+
   watch([runId, keys], ([id], [oldId]) => {
-    if (id !== oldId) series.value = {};
-    void load();
+    if (id !== oldId) one.reset();
+    void one.load();
   }, { immediate: true });
 
   usePushes((p) => {
-    if (p.type !== 'points') return;
-    const next: SeriesMap = { ...series.value };
-    let changed = false;
-    for (const k of keys.value) {
-      const pt = p.points[k];
-      if (!pt) continue;
-      const prev = next[k] ?? [];
-      // A resumed run redoes steps: drop points at or after the new one.
-      const kept = prev.length && prev[prev.length - 1].step >= pt.step ? prev.filter((x) => x.step < pt.step) : prev;
-      next[k] = [...kept, pt];
-      changed = true;
-    }
-    if (changed) series.value = next;
+    if (p.type === 'points') one.onPoints(p);
   }, () => runId.value);
 
-  return { series, error, reload: () => ((series.value = {}), load()) };
+  return { series: one.series, error: one.error, reload: () => (one.reset(), one.load()) };
+}
+
+/**
+ * Several runs' series (Compare): `series.value[runId][key]`, each run fetched once and grown
+ * live from its own pushes (runs that are training update their curves as they go).
+ */
+export function useRunsSeries(runIds: Ref<number[]>, keys: string[], maxPoints: () => number = () => MAX_POINTS) {
+  const series = shallowRef<Record<number, SeriesMap>>({});
+  const error = shallowRef<string | null>(null);
+  const byRun = new Map<number, ReturnType<typeof runSeries>>();
+
+  function sync() {
+    const ids = new Set(runIds.value);
+    for (const id of [...byRun.keys()]) if (!ids.has(id)) byRun.delete(id);
+    for (const id of ids) {
+      if (byRun.has(id)) continue;
+      const one = runSeries(() => id, () => keys, maxPoints, () => byRun.get(id) === one && publish());
+      byRun.set(id, one);
+      void one.load();
+    }
+    publish();
+  }
+
+  function publish() {
+    series.value = Object.fromEntries([...byRun].map(([id, one]) => [id, one.series.value]));
+    error.value = [...byRun.values()].map((one) => one.error.value).find((e) => e) ?? null;
+  }
+
+  watch(runIds, sync, { immediate: true });
+
+  usePushes((p) => {
+    if (p.type === 'points') byRun.get(p.runId)?.onPoints(p);
+  });
+
+  return {
+    series,
+    error,
+    reload: () => Promise.all([...byRun.values()].map((one) => (one.reset(), one.load()))),
+  };
 }
