@@ -82,15 +82,3 @@ export function bestMetric(store: LabStore, runId: number, key: string): number 
   return values.length ? Math.max(...values) : null;
 }
 
-// The store has no "latest value of a key" read yet; this is one primary-key seek per key.
-const LATEST = 'SELECT step, value FROM metrics WHERE run_id = ? AND key = ? ORDER BY step DESC LIMIT 1';
-
-/** Each metric's latest recorded point (eval metrics are recorded only at eval steps). */
-export function latestMetrics(store: LabStore, runId: number): Record<string, { step: number; value: number }> {
-  const out: Record<string, { step: number; value: number }> = {};
-  for (const key of store.metricKeys(runId)) {
-    const p = store.db.stmt<[number, string], { step: number; value: number | null }>(LATEST).get(runId, key);
-    if (p) out[key] = { step: p.step, value: p.value ?? NaN };
-  }
-  return out;
-}

@@ -6,7 +6,7 @@
 import type { RunConfig } from '../core/config';
 import type { StoredEvaluation } from '../core/store';
 import type { ParsedArgs } from './args';
-import { duration, fixed, getRunOrThrow, latestMetrics, num, openLab, runArg, table, when } from './lab';
+import { duration, fixed, getRunOrThrow, num, openLab, runArg, table, when } from './lab';
 
 /** Metrics shown first (when present) among the last step's; the rest are summarised. */
 const HEADLINE_METRICS = [
@@ -60,7 +60,7 @@ export async function showCommand(args: ParsedArgs, out: (line: string) => void)
     out(`  progress   ${run.lastStep + 1} of ${c.steps + 1} steps committed (the last is the final evaluation); checkpoints at ${ckpts.length ? ckpts.map((k) => k.step).join(', ') : 'none'}`);
 
     if (run.lastStep >= 0) {
-      const m = latestMetrics(store, runId);
+      const m = store.latestMetrics(runId);
       const shown = HEADLINE_METRICS.filter((k) => k in m);
       out('');
       out('latest metrics:');

@@ -32,6 +32,19 @@ const toPoint = (r: Row): MetricPoint => ({ step: r[0], value: r[1] ?? NaN, wall
 /** Ordering key: NaN (NULL) below everything, so it is a bucket's minimum and never its maximum. */
 const rank = (v: number | null): number => (v === null ? -Infinity : v);
 
+const LATEST = 'SELECT step, value, wall_time FROM metrics WHERE run_id = ? AND key = ? ORDER BY step DESC LIMIT 1';
+
+/** Each metric's latest recorded point (eval metrics exist only at eval steps): one index seek per key. */
+export function latestMetrics(db: LabDb, runId: number): Record<string, MetricPoint> {
+  const out: Record<string, MetricPoint> = {};
+  const latest = db.stmt<[number, string], Row>(LATEST).raw(true);
+  for (const key of metricKeys(db, runId)) {
+    const row = latest.get(runId, key);
+    if (row) out[key] = toPoint(row);
+  }
+  return out;
+}
+
 export function metricKeys(db: LabDb, runId: number): string[] {
   return db.stmt(KEYS).pluck().all({ runId }) as string[];
 }

@@ -83,6 +83,9 @@ export class LabStore {
   metricSeries(runId: number, key: string, options?: MetricSeriesOptions): MetricPoint[] {
     return series.metricSeries(this.db, runId, key, options);
   }
+  latestMetrics(runId: number): Record<string, MetricPoint> {
+    return series.latestMetrics(this.db, runId);
+  }
 
   // traces
   listEvents(runId: number, filter: EventFilter, page: EventPageRequest): EventPage {

@@ -148,3 +148,22 @@ describe('MetricSeriesCache', () => {
     expect(cache.series(run, 'loss')).toEqual([]);
   });
 });
+
+describe('latestMetrics', () => {
+  it("is each key's last recorded point, also for keys recorded only at some steps", () => {
+    const s = LabStore.open(':memory:');
+    const run = s.createRun(newRun());
+    for (let step = 0; step < 12; step++) {
+      const metrics: Record<string, number> = { loss: 10 - step, 'clip/frac_high': step % 3 };
+      if (step % 5 === 0) metrics['eval/macro/avg'] = step / 100;
+      s.writeStep(run, { step, wallTime: 1000 + step, metrics, episodes: [], tokens: false });
+    }
+    const latest = s.latestMetrics(run);
+    expect(Object.keys(latest).sort()).toEqual(['clip/frac_high', 'eval/macro/avg', 'loss']);
+    expect(latest.loss).toEqual({ step: 11, value: -1, wallTime: 1011 });
+    expect(latest['clip/frac_high'].value).toBe(11 % 3);
+    expect(latest['eval/macro/avg']).toEqual({ step: 10, value: 0.1, wallTime: 1010 });
+    expect(s.latestMetrics(s.createRun(newRun()))).toEqual({});
+    s.close();
+  });
+});
