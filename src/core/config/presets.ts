@@ -100,14 +100,16 @@ export const PRESETS = {
       // minutes. kb-multi needs a second turn and a verifier: see search-paper.
       workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 2 }, maxTurns: 1, verifier: false, topK: 1, docChars: 100 } },
       tasks: { train: ['kb-single'], eval: ['kb-single'] },
-      policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, contextLength: 512 }, init: `${WARMSTART_DIR}/search-tiny` },
+      policies: { sharing: 'shared', model: 'tiny', modelOverrides: { ...QUICK_MODEL, nHeads: 4, contextLength: 512 }, init: `${WARMSTART_DIR}/search-tiny` },
       // Searcher outputs (a think block and a search tag) run to ~100 characters.
       rollout: { tasksPerStep: 4, groupSize: 4, maxNewTokens: 104 },
       update: { epochs: 2, miniBatches: 2 },
-      eval: { every: 10, n: 4, queries: 16 },
+      // 48 queries (192 episodes) in batches of 64: one batch of long search prompts with 4 heads
+      // outgrows the WebAssembly heap.
+      eval: { every: 10, n: 4, queries: 48, batchEpisodes: 64 },
       checkpointEvery: 10,
     },
-    warmStart: { episodes: 200, epochs: 6, dataSeeds: 3 },
+    warmStart: { episodes: 200, epochs: 8, dataSeeds: 3 },
   },
   'math-paper': {
     description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',

@@ -129,9 +129,12 @@ export const runConfigSchema = z
         n: int(1, 64).describe('Samples per query (Avg@n, Pass@n). 1..64; the paper reports n = 16.').default(4),
         queries: int(1, 10_000).describe('Queries per benchmark (a prefix of its test split). 1..10000.').default(32),
         temperature: z.number().gt(0).max(2).describe('Sampling temperature for evaluation. (0, 2].').default(1),
+        batchEpisodes: int(1, 100_000)
+          .describe('Most evaluation episodes sampled in one batch (queries x n, split by query); lower it when evaluation runs out of memory. 1..100000.')
+          .default(160),
       })
       .strict()
-      .default({ every: 10, n: 4, queries: 32, temperature: 1 }),
+      .default({ every: 10, n: 4, queries: 32, temperature: 1, batchEpisodes: 160 }),
 
     checkpointEvery: int(0, 100_000).describe('Save a checkpoint every this many steps (and at the end); 0: only at the end.').default(10),
     tokenDetailEvery: int(1, 100_000)

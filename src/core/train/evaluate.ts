@@ -22,23 +22,32 @@ export interface EvaluationResult {
 export function evaluate(env: Environment, config: RunConfig, policies: PolicySet, tokenizer: CharTokenizer, step: number): EvaluationResult {
   const queries: QueryOutcome[] = [];
   env.evalSets.forEach(({ benchmark, rows }, b) => {
-    const episodes = createEpisodes(env, config, rows, config.eval.n, `eval${step}/${benchmark}`);
-    const batch = runRollouts(episodes, { policies, tokenizer }, {
-      temperature: config.eval.temperature,
-      topP: 1,
-      maxNewTokens: config.rollout.maxNewTokens,
-      seed: mixSeed(config.seed, 0x5eed, step, b),
-    });
-    rows.forEach((row, q) => {
-      const samples = batch.episodes.slice(q * config.eval.n, (q + 1) * config.eval.n).map((e) => ({
-        correct: e.result.correct,
-        tokens: e.generatedTokens,
-        calls: e.result.calls,
-        toolCalls: e.result.toolCalls,
-        latencyMs: e.latencyMs,
-      }));
-      queries.push({ benchmark, queryId: row.id, samples });
-    });
+    // Queries go through the sampler in chunks of at most eval.batchEpisodes episodes: one batch
+    // of every query's n samples can outgrow the WebAssembly heap on long prompts. The first
+    // chunk keeps the unchunked episode ids and seed, so an evaluation that fits one batch is
+    // the same as before chunking existed.
+    const perChunk = Math.max(1, Math.floor(config.eval.batchEpisodes / config.eval.n));
+    for (let start = 0, chunk = 0; start < rows.length; start += perChunk, chunk++) {
+      const part = rows.slice(start, start + perChunk);
+      const prefix = chunk === 0 ? `eval${step}/${benchmark}` : `eval${step}/${benchmark}/c${chunk}`;
+      const episodes = createEpisodes(env, config, part, config.eval.n, prefix);
+      const batch = runRollouts(episodes, { policies, tokenizer }, {
+        temperature: config.eval.temperature,
+        topP: 1,
+        maxNewTokens: config.rollout.maxNewTokens,
+        seed: chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk),
+      });
+      part.forEach((row, q) => {
+        const samples = batch.episodes.slice(q * config.eval.n, (q + 1) * config.eval.n).map((e) => ({
+          correct: e.result.correct,
+          tokens: e.generatedTokens,
+          calls: e.result.calls,
+          toolCalls: e.result.toolCalls,
+          latencyMs: e.latencyMs,
+        }));
+        queries.push({ benchmark, queryId: row.id, samples });
+      });
+    }
   });
   const summary = summarizeEvaluation(queries);
   const records: EvaluationRecord[] = summary.benchmarks.map((m) => ({

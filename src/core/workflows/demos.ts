@@ -86,6 +86,16 @@ function wrongNumber(rng: Rng, answer: string): string {
   return String(n + (rng.chance(0.5) ? 1 : -1) * rng.int(1, 10));
 }
 
+/** The first sentence of a shown document that contains `fact`, without its final period. */
+function evidenceSentence(prompt: string, fact: string): string | null {
+  for (const line of prompt.split('\n')) {
+    if (!line.startsWith('Doc ')) continue;
+    const sentence = line.replace(/^Doc \[[^\]]*\]\s*/, '').split(/(?<=\.)\s+/).find((x) => x.includes(fact));
+    if (sentence) return sentence.replace(/\.$/, '');
+  }
+  return null;
+}
+
 /** Facts of the task's hops that appear in the prompt's evidence (documents shown). */
 function hopsFound(prompt: string, hops: readonly KbHop[]): number {
   const docs = prompt.split('\n').filter((l) => l.startsWith('Doc ')).join('\n');
@@ -140,7 +150,8 @@ function noisyOracle(rng: Rng, errorRate: number, formatErrorRate: number): Memb
         const index = Number(/Searcher (\d+)/.exec(member.prompt)?.[1] ?? 0);
         // Searcher 0 looks up the next entity; others look up the question itself.
         const query = err() ? task.question.split(' ').slice(0, 2).join(' ') : index === 0 ? target : task.question;
-        return malformed ? `<search>${query}</search>` : `<think>find ${target}</think><search>${query}</search>`;
+        const think = `find ${target}`;
+        return malformed ? `<search>${query}</search>` : `<think>${think}</think><search>${query}</search>`;
       }
       case 'search_verifier': {
         const enough = hopsFound(member.prompt, hops) >= hops.length;
@@ -150,7 +161,10 @@ function noisyOracle(rng: Rng, errorRate: number, formatErrorRate: number): Memb
       case 'single_qa': {
         const known = member.instruction === 'single_qa' || member.prompt.includes(gold);
         const answer = known && !err() ? gold : hops[0]?.entity ?? 'unknown';
-        const think = member.instruction === 'answerer' ? `<think>${hops.map((h) => h.fact).join(', ')}</think>` : '';
+        // The answerer's think quotes the evidence sentence that holds the answer (what it can
+        // see, never the hidden hop facts): copying a sentence, then its last words, is how a
+        // tiny character model gets the answer out of a long prompt.
+        const think = member.instruction === 'answerer' ? `<think>${evidenceSentence(member.prompt, gold) ?? 'no document has it'}</think>` : '';
         return malformed ? answer : `${think}<answer>${answer}</answer>`;
       }
       default:

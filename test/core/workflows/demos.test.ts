@@ -85,6 +85,15 @@ describe('warm-start demonstrations', () => {
     }
     console.log(`search demos: ${demos.length} rows, answers grounded in evidence: ${grounded}/${answers.length}`);
     expect(grounded / answers.length).toBeGreaterThanOrEqual(0.9);
+    // The answerer's think quotes a sentence of a document it was shown (never a hidden fact),
+    // and that sentence holds the answer.
+    for (const d of answers) {
+      const think = /<think>(.*)<\/think>/.exec(d.completion)![1];
+      const a = /<answer>(.*)<\/answer>/.exec(d.completion)![1];
+      if (think === 'no document has it') continue;
+      expect(d.prompt.split('\n').some((l) => l.startsWith('Doc ') && l.includes(`${think}.`)), think).toBe(true);
+      expect(think).toContain(a);
+    }
   });
 
   it('single: one role per domain; deterministic; JSONL has role, prompt, completion per line', () => {
