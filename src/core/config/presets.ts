@@ -109,7 +109,7 @@ export const PRESETS = {
       eval: { every: 10, n: 4, queries: 48, batchEpisodes: 64 },
       checkpointEvery: 10,
     },
-    warmStart: { episodes: 200, epochs: 8, dataSeeds: 3 },
+    warmStart: { episodes: 200, epochs: 16, dataSeeds: 3 },
   },
   'math-paper': {
     description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',
