@@ -40,10 +40,15 @@ export interface WarmStartRecipe {
 /** Used for presets without a recipe of their own. */
 export const DEFAULT_WARM_START: WarmStartRecipe = { episodes: 150, epochs: 8 };
 
+/** A preset by name; an unknown name is an error listing the valid ones. */
+function getPreset(name: string): Preset {
+  if (!Object.hasOwn(PRESETS, name)) throw new Error(`unknown preset "${name}"; valid names: ${PRESET_NAMES.join(', ')}`);
+  return PRESETS[name as PresetName];
+}
+
 /** The warm-start recipe of a preset (its own, else its base chain's, else the default). */
 export function warmStartRecipe(name: string): WarmStartRecipe {
-  if (!Object.hasOwn(PRESETS, name)) throw new Error(`unknown preset "${name}"; valid names: ${PRESET_NAMES.join(', ')}`);
-  const preset: Preset = PRESETS[name as PresetName];
+  const preset = getPreset(name);
   return preset.warmStart ?? (preset.base ? warmStartRecipe(preset.base) : DEFAULT_WARM_START);
 }
 
@@ -189,8 +194,7 @@ export function mergeConfig<T extends Record<string, unknown>>(base: T, patch: R
 
 /** The unresolved input of a preset (its base chain merged), for diffs and the UI's form. */
 export function presetInput(name: string): Record<string, unknown> {
-  if (!Object.hasOwn(PRESETS, name)) throw new Error(`unknown preset "${name}"; valid names: ${PRESET_NAMES.join(', ')}`);
-  const preset: Preset = PRESETS[name as PresetName];
+  const preset = getPreset(name);
   const base = preset.base ? presetInput(preset.base) : {};
   const patch = preset.patch as Record<string, unknown> & { workflow?: { name?: string } };
   // A preset that switches workflow starts that workflow's options afresh (they do not mix).

@@ -35,9 +35,8 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
   const seed = req.seed ?? 1;
   const recipe = warmStartRecipe(req.preset);
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
-  const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
   const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0);
-  req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${generators.join(', ')}`);
+  req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`);
   const { policies, tokenizer } = initialPolicies(config);
   try {
     const reports = warmStart(policies, tokenizer, demos.map((d) => ({ ...d, role: d.role as Role })), {
