@@ -35,6 +35,12 @@ export interface WarmStartRecipe {
    * 0 = the run's own train split only.
    */
   dataSeeds?: number;
+  /**
+   * How often the demonstrating oracle is wrong in content (wrong answer, off-target query),
+   * [0, 1]; undefined: the default of workflows/demos.ts (0.2). Lower makes a more competent
+   * start where a tiny model's own copying errors already leave RL plenty to fix.
+   */
+  errorRate?: number;
 }
 
 /** Used for presets without a recipe of their own. */
@@ -114,7 +120,7 @@ export const PRESETS = {
       eval: { every: 10, n: 4, queries: 48, batchEpisodes: 64 },
       checkpointEvery: 10,
     },
-    warmStart: { episodes: 200, epochs: 16, dataSeeds: 3 },
+    warmStart: { episodes: 200, epochs: 16, dataSeeds: 3, errorRate: 0.05 },
   },
   'math-paper': {
     description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',

@@ -35,7 +35,7 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
   const seed = req.seed ?? 1;
   const recipe = warmStartRecipe(req.preset);
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
-  const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0);
+  const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0, recipe.errorRate);
   req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`);
   const { policies, tokenizer } = initialPolicies(config);
   try {
@@ -58,8 +58,9 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
  * The demonstrations of a warm start: the noisy oracle (workflows/demos.ts) on the train split of
  * every generator the config trains or evaluates on, and on the train splits of `dataSeeds`
  * other seeds of those generators, without any question of the config's own test splits.
+ * `errorRate`: the oracle's content error rate (undefined: workflows/demos.ts's default).
  */
-export function warmStartDemonstrations(config: RunConfig, seed: number, episodes: number, dataSeeds: number): DemoRow[] {
+export function warmStartDemonstrations(config: RunConfig, seed: number, episodes: number, dataSeeds: number, errorRate?: number): DemoRow[] {
   const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
   const seeds = ['v1', ...Array.from({ length: dataSeeds }, (_, i) => `warmstart-${i + 1}`)];
   return generators.flatMap((name) => {
@@ -72,6 +73,7 @@ export function warmStartDemonstrations(config: RunConfig, seed: number, episode
         workflow: config.workflow.name,
         config: config.workflow.options,
         episodes,
+        errorRate,
         // The run's own data keeps the plain seed (the shipped checkpoints were made that way).
         seed: dataSeed === 'v1' ? seed : `${seed}/${dataSeed}`,
         tools: corpus ? { search: Bm25Retriever.open(corpus) } : undefined,

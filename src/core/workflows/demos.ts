@@ -86,14 +86,24 @@ function wrongNumber(rng: Rng, answer: string): string {
   return String(n + (rng.chance(0.5) ? 1 : -1) * rng.int(1, 10));
 }
 
-/** The first sentence of a shown document that contains `fact`, without its final period. */
-function evidenceSentence(prompt: string, fact: string): string | null {
-  for (const line of prompt.split('\n')) {
-    if (!line.startsWith('Doc ')) continue;
-    const sentence = line.replace(/^Doc \[[^\]]*\]\s*/, '').split(/(?<=\.)\s+/).find((x) => x.includes(fact));
-    if (sentence) return sentence.replace(/\.$/, '');
-  }
-  return null;
+/**
+ * The evidence phrase for `fact` in the shown documents: the two words before it in the first
+ * sentence that states it, and the fact ("born in Gorra", "works for Rabrico"). Two words name
+ * the relation the question asks about; the subject's name is left out, because copying a
+ * long invented name again is where a tiny character model garbles the answer.
+ */
+function evidencePhrase(prompt: string, fact: string): string | null {
+  const sentences = prompt
+    .split('\n')
+    .filter((line) => line.startsWith('Doc '))
+    .flatMap((line) => line.replace(/^Doc \[[^\]]*\]\s*/, '').split(/(?<=\.)\s+/))
+    .filter((x) => x.includes(fact));
+  // A sentence that states the fact about something else ("... works for Rabrico") before one
+  // whose subject it is ("Rabrico is a company ..."), which has no relation before it.
+  const sentence = sentences.find((x) => x.indexOf(fact) > 0) ?? sentences[0];
+  if (!sentence) return null;
+  const before = sentence.slice(0, sentence.indexOf(fact)).trim().split(/\s+/).filter(Boolean);
+  return [...before.slice(-2), fact].join(' ');
 }
 
 /** Facts of the task's hops that appear in the prompt's evidence (documents shown). */
@@ -161,10 +171,11 @@ function noisyOracle(rng: Rng, errorRate: number, formatErrorRate: number): Memb
       case 'single_qa': {
         const known = member.instruction === 'single_qa' || member.prompt.includes(gold);
         const answer = known && !err() ? gold : hops[0]?.entity ?? 'unknown';
-        // The answerer's think quotes the evidence sentence that holds the answer (what it can
-        // see, never the hidden hop facts): copying a sentence, then its last words, is how a
-        // tiny character model gets the answer out of a long prompt.
-        const think = member.instruction === 'answerer' ? `<think>${evidenceSentence(member.prompt, gold) ?? 'no document has it'}</think>` : '';
+        // The answerer's think quotes the evidence phrase that holds the answer (what it can see,
+        // never the hidden hop facts): writing the relation the question asks about, then
+        // copying the word that follows it in a document, is how a tiny character model gets the
+        // answer out of a long prompt.
+        const think = member.instruction === 'answerer' ? `<think>${evidencePhrase(member.prompt, gold) ?? 'no document has it'}</think>` : '';
         return malformed ? answer : `${think}<answer>${answer}</answer>`;
       }
       default:

@@ -68,4 +68,18 @@ describe('warm-start checkpoints', () => {
     // The run's own demonstrations come first and are unchanged by adding seeds.
     expect(more.slice(0, own.length)).toEqual(own);
   });
+
+  it("a recipe's errorRate reaches the oracle: wrong answers at about that rate", () => {
+    const config = presetConfig('search-quick');
+    const wrongAnswers = (errorRate?: number): number => {
+      const answers = warmStartDemonstrations(config, 1, 200, 0, errorRate).filter((d) => d.role === 'answerer' && d.completion.includes('<think>'));
+      const grounded = answers.filter((d) => !d.completion.includes('no document has it'));
+      const wrong = grounded.filter((d) => !d.completion.includes(`</think><answer>${/<think>(?:.* )?(\S+)<\/think>/.exec(d.completion)![1]}</answer>`));
+      return wrong.length / grounded.length;
+    };
+    expect(wrongAnswers(0)).toBe(0);
+    expect(wrongAnswers(0.05)).toBeLessThan(0.12);
+    expect(wrongAnswers(undefined)).toBeGreaterThan(0.1); // the default, 0.2
+    expect(warmStartRecipe('search-quick').errorRate).toBeLessThan(0.2);
+  });
 });
