@@ -1,0 +1,91 @@
+/**
+ * One curve panel line as drawn (components/RunDashboardChart.vue): its points (the overview,
+ * with a zoom's full-detail window spliced in), packed for ECharts as raw and EMA rows, the EMA's
+ * state after the last point and the y extent of both. A live point is appended in O(1) (EMA
+ * continued), a zoom detail rebuilds the line. No chart, no Vue here.
+ */
+import type { SeriesPoint } from '../../../shared/api';
+import { PackedLine, spliceDetail, type SeriesDetail } from '../../../shared/seriesWindow';
+
+/** How a panel draws its lines: EMA weight (0: unsmoothed, no EMA rows) and what x is. */
+export interface LineStyle {
+  smoothing: number;
+  xAxis: 'step' | 'time';
+}
+
+export interface DrawnLine {
+  /** The overview points as last seen (the prop's array). */
+  overview: SeriesPoint[];
+  detail: SeriesDetail | null;
+  points: SeriesPoint[];
+  /** Wall time of the first point (x = seconds since it on a time axis). */
+  t0: number;
+  raw: PackedLine;
+  ema: PackedLine;
+  /** EMA state: the running sum and the count of finite values. */
+  s: number;
+  t: number;
+  /** y extent of the raw and EMA rows (finite values only; Infinity/-Infinity when none). */
+  lo: number;
+  hi: number;
+}
+
+export function buildLine(overview: SeriesPoint[], detail: SeriesDetail | null, style: LineStyle): DrawnLine {
+  const points = detail ? spliceDetail(overview, detail) : overview;
+  const smooth = style.smoothing > 0;
+  const d: DrawnLine = {
+    overview,
+    detail,
+    points,
+    t0: overview[0]?.wallTime ?? points[0]?.wallTime ?? 0,
+    raw: new PackedLine(points.length + 64),
+    ema: new PackedLine(smooth ? points.length + 64 : 1),
+    s: 0,
+    t: 0,
+    lo: Infinity,
+    hi: -Infinity,
+  };
+  extendLine(d, 0, style);
+  return d;
+}
+
+/**
+ * Packs d.points[from..] into the rows: the EMA with bias correction continued from (s, t), the
+ * same arithmetic as shared/analysis emaSmooth (null and non-finite values stay null and do not
+ * advance it), one point at a time so a live point costs one step, not a pass over the line.
+ */
+export function extendLine(d: DrawnLine, from: number, style: LineStyle): void {
+  const w = Math.min(Math.max(style.smoothing, 0), 0.999);
+  const smooth = style.smoothing > 0;
+  const byStep = style.xAxis === 'step';
+  for (let j = from; j < d.points.length; j++) {
+    const p = d.points[j];
+    const x = byStep ? p.step : (p.wallTime - d.t0) / 1000;
+    d.raw.push(x, p.value, p.step);
+    track(d, p.value);
+    if (!smooth) continue;
+    let y: number | null = null;
+    if (p.value !== null && Number.isFinite(p.value)) {
+      d.t++;
+      d.s = w * d.s + (1 - w) * p.value;
+      y = d.s / (1 - w ** d.t);
+    }
+    d.ema.push(x, y, p.step);
+    track(d, y);
+  }
+}
+
+function track(d: DrawnLine, v: number | null): void {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return;
+  if (v < d.lo) d.lo = v;
+  if (v > d.hi) d.hi = v;
+}
+
+/** Index of the row of `line` nearest to x (by x; -1 for an empty line). */
+export function nearestRow(line: PackedLine, x: number): number {
+  if (!line.length) return -1;
+  const i = line.lowerBoundX(x);
+  if (i >= line.length) return line.length - 1;
+  if (i > 0 && x - line.x(i - 1) < line.x(i) - x) return i - 1;
+  return i;
+}
