@@ -16,15 +16,28 @@ import type { EvaluationDto, SeriesPoint } from './api';
  * weight in [0, 1); 0 returns the raw values.
  */
 export function emaSmooth(values: readonly (number | null)[], weight: number): (number | null)[] {
-  const w = Math.min(Math.max(weight, 0), 0.999);
-  let s = 0;
-  let t = 0;
-  return values.map((x) => {
-    if (x === null || !Number.isFinite(x)) return null;
-    t++;
-    s = w * s + (1 - w) * x;
-    return s / (1 - w ** t);
-  });
+  const w = emaWeight(weight);
+  const state: EmaState = { s: 0, t: 0 };
+  return values.map((x) => emaStep(state, x, w));
+}
+
+/** The running state of emaSmooth: the sum s and the count t of finite values so far. */
+export interface EmaState {
+  s: number;
+  t: number;
+}
+
+/** A smoothing weight clamped to [0, 0.999], as emaSmooth uses it. */
+export function emaWeight(weight: number): number {
+  return Math.min(Math.max(weight, 0), 0.999);
+}
+
+/** One point of emaSmooth: advances `state` by x and returns the smoothed value (null for a null or non-finite x, which does not advance it). */
+export function emaStep(state: EmaState, x: number | null, w: number): number | null {
+  if (x === null || !Number.isFinite(x)) return null;
+  state.t++;
+  state.s = w * state.s + (1 - w) * x;
+  return state.s / (1 - w ** state.t);
 }
 
 /** Flattens nested plain objects to dotted paths; arrays and scalars are leaves. */

@@ -4,6 +4,7 @@
  * state after the last point and the y extent of both. A live point is appended in O(1) (EMA
  * continued), a zoom detail rebuilds the line. No chart, no Vue here.
  */
+import { emaStep, emaWeight } from '../../../shared/analysis';
 import type { SeriesPoint } from '../../../shared/api';
 import { PackedLine, spliceDetail, type SeriesDetail } from '../../../shared/seriesWindow';
 
@@ -50,12 +51,12 @@ export function buildLine(overview: SeriesPoint[], detail: SeriesDetail | null, 
 }
 
 /**
- * Packs d.points[from..] into the rows: the EMA with bias correction continued from (s, t), the
- * same arithmetic as shared/analysis emaSmooth (null and non-finite values stay null and do not
- * advance it), one point at a time so a live point costs one step, not a pass over the line.
+ * Packs d.points[from..] into the rows: the EMA with bias correction continued from (s, t) by
+ * shared/analysis emaStep (emaSmooth one point at a time), so a live point costs one step, not a
+ * pass over the line.
  */
 export function extendLine(d: DrawnLine, from: number, style: LineStyle): void {
-  const w = Math.min(Math.max(style.smoothing, 0), 0.999);
+  const w = emaWeight(style.smoothing);
   const smooth = style.smoothing > 0;
   const byStep = style.xAxis === 'step';
   for (let j = from; j < d.points.length; j++) {
@@ -64,12 +65,7 @@ export function extendLine(d: DrawnLine, from: number, style: LineStyle): void {
     d.raw.push(x, p.value, p.step);
     track(d, p.value);
     if (!smooth) continue;
-    let y: number | null = null;
-    if (p.value !== null && Number.isFinite(p.value)) {
-      d.t++;
-      d.s = w * d.s + (1 - w) * p.value;
-      y = d.s / (1 - w ** d.t);
-    }
+    const y = emaStep(d, p.value, w);
     d.ema.push(x, y, p.step);
     track(d, y);
   }
