@@ -1,0 +1,74 @@
+// The chart panels' draw timing: at once, then at most once per frame (src/shared/drawGate.ts).
+import { describe, expect, it } from 'vitest';
+import { drawGate } from '../../src/shared/drawGate';
+
+/** A hand-driven frame source: `tick()` runs the callbacks queued for the next frame. */
+function frames() {
+  let queued = new Map<number, () => void>();
+  let id = 0;
+  return {
+    next: (cb: () => void) => (queued.set(++id, cb), id),
+    cancel: (n: number) => void queued.delete(n),
+    tick() {
+      const run = [...queued.values()];
+      queued = new Map();
+      for (const cb of run) cb();
+    },
+    get size() {
+      return queued.size;
+    },
+  };
+}
+
+describe('drawGate', () => {
+  it('draws the first request at once, in the calling task', () => {
+    const f = frames();
+    let draws = 0;
+    const gate = drawGate(() => draws++, f.next, f.cancel);
+    gate.request();
+    expect(draws).toBe(1);
+  });
+
+  it('folds requests made before the next frame into one draw in that frame', () => {
+    const f = frames();
+    let draws = 0;
+    const gate = drawGate(() => draws++, f.next, f.cancel);
+    gate.request();
+    gate.request();
+    gate.request();
+    expect(draws).toBe(1);
+    f.tick();
+    expect(draws).toBe(2);
+    // That draw opened a new window: a request now waits for the following frame.
+    gate.request();
+    expect(draws).toBe(2);
+    f.tick();
+    expect(draws).toBe(3);
+  });
+
+  it('draws at once again after a frame passed without requests', () => {
+    const f = frames();
+    let draws = 0;
+    const gate = drawGate(() => draws++, f.next, f.cancel);
+    gate.request();
+    f.tick(); // nothing pending: the window closes
+    f.tick();
+    expect(f.size).toBe(0);
+    gate.request();
+    expect(draws).toBe(2);
+  });
+
+  it('cancel drops a pending draw and the open window', () => {
+    const f = frames();
+    let draws = 0;
+    const gate = drawGate(() => draws++, f.next, f.cancel);
+    gate.request();
+    gate.request();
+    gate.cancel();
+    f.tick();
+    expect(draws).toBe(1);
+    expect(f.size).toBe(0);
+    gate.request();
+    expect(draws).toBe(2);
+  });
+});
