@@ -13,6 +13,12 @@
  *   phases timed from this process (CDP round trips, rAF polling and two more frames included)
  *   are printed and reported as `dashboard_outside_ms`, with the page's main-thread CPU per
  *   phase. Goal: < 100.
+ *   `echarts_floor_ms`, side by side in the same run: the same five panels (plot size and point
+ *   count read off the dashboard) drawn and updated by ECharts alone in a blank page of the same
+ *   browser (bench/page/echartsFloor.ts, built with vite), timed the same way. The dashboard
+ *   cannot beat it; dashboard_ms / echarts_floor_ms is the app's own overhead (fetching the series,
+ *   Vue, the other panels), and echarts_floor_ms alone says what the charting library costs on
+ *   this machine.
  * - run 2: 1,000,000 member rows (250,000 events of 4 members in 50,000 episodes of 5 events,
  *   2,000 steps; no token blobs, like a step stored with tokens off). `trace_step_ms` = one
  *   next-event step (the j key) in the trace viewer until the next event's detail has painted,
@@ -29,6 +35,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
 import { resolveRunConfig } from '../src/core/config';
 import { LabService } from '../src/core/host/labService';
 import { NodeForkLauncher } from '../src/core/host/launcher';
@@ -41,6 +48,7 @@ import { headline, median } from './lib';
 // Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
 interface El {
   textContent: string | null;
+  getBoundingClientRect(): { width: number; height: number };
 }
 declare const document: { querySelector(s: string): El | null; querySelectorAll(s: string): ArrayLike<El> & Iterable<El> };
 declare const window: { location: { hash: string } };
@@ -174,6 +182,21 @@ const ARM_DASHBOARD = (keys: string[], want: number[]) => `void (window.__dash =
   observer.observe(document.body, { subtree: true, childList: true, characterData: true });
 }))`;
 
+/** bench/page/echartsFloor.ts built for the browser (one script defining `window.echartsFloorPage`). */
+async function floorScript(): Promise<string> {
+  const built = await build({
+    configFile: false,
+    logLevel: 'warn',
+    // As in the app's build: ECharts' development checks compiled out.
+    define: { 'process.env.NODE_ENV': JSON.stringify('production') },
+    build: { write: false, minify: false, lib: { entry: join(__dirname, 'page/echartsFloor.ts'), formats: ['iife'], name: 'echartsFloorPage' } },
+  });
+  const outputs = (Array.isArray(built) ? built : [built]) as { output: { type: string; code?: string }[] }[];
+  const chunk = outputs[0]?.output.find((o) => o.type === 'chunk');
+  if (!chunk?.code) throw new Error('ui bench: vite built no script from bench/page/echartsFloor.ts');
+  return chunk.code;
+}
+
 /** This process's clock on the page's scale (epoch ms), for a phase started here and timed there. */
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -305,6 +328,23 @@ async function main(): Promise<void> {
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 
+    // The ECharts floor: the same five panels drawn by ECharts alone in a blank page of the same
+    // browser (bench/page/echartsFloor.ts), at the dashboard's plot size and point count.
+    const plot = await page.evaluate((k) => {
+      const r = document.querySelector(`[data-chart="${k}"] .canvas`)!.getBoundingClientRect();
+      return { width: Math.floor(r.width), height: Math.floor(r.height) };
+    }, SERIES[0]);
+    const floorPage = await context.newPage();
+    floorPage.on('pageerror', (e) => problems.push(`ECharts floor page: ${e.message}`));
+    await floorPage.setContent('<body style="margin:0;background:#0f1218"></body>');
+    await floorPage.addScriptTag({ content: await floorScript() });
+    const floorInput = `{ panels: ${SERIES.length}, points: ${(await chartCounts(page))[0]}, width: ${plot.width}, height: ${plot.height}, repetitions: ${RUNS + 1}, presented: ${PRESENTED} }`;
+    const floor = (await floorPage.evaluate(`window.echartsFloorPage.echartsFloor(${floorInput})`)) as { render: number[]; update: number[] };
+    await floorPage.close();
+    const floorRender = median(floor.render.slice(1));
+    const floorUpdate = median(floor.update.slice(1));
+    console.log(`ECharts floor (${SERIES.length} panels of ${plot.width}x${plot.height} px, nothing else in the page): render ${floorRender.toFixed(1)} + update ${floorUpdate.toFixed(1)} = ${(floorRender + floorUpdate).toFixed(1)} ms (medians of ${RUNS}, to presented)`);
+
     // Server side alone: what the dashboard's first fetch costs (5 series, maxPoints 1000).
     const serverMs = median(
       Array.from({ length: 5 }, () => {
@@ -384,6 +424,7 @@ async function main(): Promise<void> {
       update_ms: updateMs,
       dashboard_outside_ms: outsideMs,
       dashboard_cpu_ms: median(cpuRender) + median(cpuUpdate),
+      echarts_floor_ms: floorRender + floorUpdate,
       member_rows: members,
     });
   } finally {

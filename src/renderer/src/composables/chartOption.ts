@@ -14,6 +14,10 @@
  */
 import { mixColor, tickLabel, type YRange } from '../../../shared/chartRange';
 
+/** The plot's horizontal margins inside a chart (px): y-axis labels on the left. */
+export const GRID_LEFT = 52;
+export const GRID_RIGHT = 46; // room for the last x label and the axis name
+
 export const COLORS = ['#8fb8ff', '#f28e2b', '#7ee787', '#ff7b72', '#d2a8ff', '#f2cc60', '#76b7b2', '#ff9da7'];
 /** The panels' background (App.vue --panel), under the faint raw lines. */
 const PANEL_BG = '#171b24';
