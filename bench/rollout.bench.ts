@@ -4,15 +4,20 @@
  * malformed, so episodes follow the invalid-output paths; the orchestration work per event is
  * the same). Prints episodes/s and generated tokens/s; headline `sampler_frac=` is the share of
  * the rollout's wall time spent inside the sampler (goal >= 0.8: orchestration is cheap).
+ *
+ * Runs on wasm, then on the native backend when it starts (bench/backends.ts): the wasm keys
+ * keep their names, `native_gen_tok_s` / `native_sampler_frac` follow, and `native_vs_wasm` =
+ * wasm ms / native ms per generated token (the two runs need not generate the same tokens;
+ * `native_vs_wasm_cpu`: from CPU time).
  */
 import { getTaskGenerator } from '../src/core/data';
 import { CharTokenizer, modelConfig, PolicySet } from '../src/core/models';
 import { runRollouts } from '../src/core/rollout/orchestrator';
 import { getWorkflow } from '../src/core/workflows';
-import { benchBackend, headline } from './lib';
+import { nativeKeys, onWasmThenNative } from './backends';
+import { headline } from './lib';
 
-async function main(): Promise<void> {
-  await benchBackend();
+async function measure(backend: string) {
   const tokenizer = new CharTokenizer();
   const policies = new PolicySet('per-role', modelConfig('tiny'), ['router', 'solver', 'verifier', 'aggregator']);
   const tasks = getTaskGenerator('arith-medium').rows('train', 32);
@@ -28,6 +33,7 @@ async function main(): Promise<void> {
   let samplerMs = 0;
   let tokens = 0;
   let count = 0;
+  const c = process.cpuUsage();
   for (let r = 1; r <= 2; r++) {
     const b = runRollouts(episodes(r), ctx, { ...options, seed: r });
     wall += b.wallMs;
@@ -35,12 +41,23 @@ async function main(): Promise<void> {
     tokens += b.episodes.reduce((a, e) => a + e.generatedTokens, 0);
     count += b.episodes.length;
   }
+  const d = process.cpuUsage(c);
+  const cpuMs = (d.user + d.system) / 1e3;
   policies.dispose();
-  console.log(`${count} episodes in ${(wall / 1000).toFixed(2)} s; sampler ${(samplerMs / 1000).toFixed(2)} s`);
+  console.log(`${backend}: ${count} episodes, ${tokens} tokens in ${(wall / 1000).toFixed(2)} s (cpu ${(cpuMs / 1000).toFixed(2)} s); sampler ${(samplerMs / 1000).toFixed(2)} s`);
+  return {
+    keys: { episodes_s: (count / wall) * 1000, gen_tok_s: (tokens / wall) * 1000, sampler_frac: samplerMs / wall },
+    msPerToken: wall / tokens,
+    cpuPerToken: cpuMs / tokens,
+  };
+}
+
+async function main(): Promise<void> {
+  const { wasm, native } = await onWasmThenNative(measure);
   headline('rollout', {
-    episodes_s: (count / wall) * 1000,
-    gen_tok_s: (tokens / wall) * 1000,
-    sampler_frac: samplerMs / wall,
+    ...wasm.keys,
+    ...(native ? { native_gen_tok_s: native.keys.gen_tok_s, native_sampler_frac: native.keys.sampler_frac } : {}),
+    ...nativeKeys(native && { wasm: wasm.msPerToken, native: native.msPerToken }, native && { wasm: wasm.cpuPerToken, native: native.cpuPerToken }),
   });
 }
 

@@ -4,6 +4,10 @@
  * engine) and prints its headline as its last line: `BENCH name key=value ...`. The runner
  * repeats the headlines at the end. Benchmarks report ratios measured side by side in one run,
  * because these machines are shared and noisy; nothing here asserts on time.
+ *
+ * Backend: wasm unless SRPO_LAB_BACKEND names another, so figures stay comparable whichever
+ * optional native package is installed. train-step, rollout and sampler also run on the native
+ * backend when it starts, in the same process, and print `native_vs_wasm=` (bench/backends.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -27,6 +31,7 @@ for (const name of wanted.length ? wanted : available) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(dir, `${name}.bench.ts`)], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, SRPO_LAB_BACKEND: process.env.SRPO_LAB_BACKEND || 'wasm' },
   });
   process.stdout.write(r.stdout ?? '');
   const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';

@@ -5,15 +5,19 @@
  * `speedup` = kv / full (goal >= 20). The machines are shared, so the KV runs are split around
  * the full run (median of all) to see the same load, and `speedup_cpu` gives the same ratio from
  * this process's CPU time (process.cpuUsage), which other processes' load does not inflate.
+ *
+ * Runs on wasm, then on the native backend when it starts (bench/backends.ts): the wasm keys
+ * keep their names, `native_kv_tok_s` / `native_full_tok_s` follow, and `native_vs_wasm` = wasm
+ * ms / native ms of the KV-cache sampler (`native_vs_wasm_cpu`: from CPU time).
  */
 import { modelConfig } from '../src/core/models/config';
 import { mulberry32 } from '../src/core/models/random';
 import { sample, type DecodeMode } from '../src/core/models/sampler';
 import { Transformer } from '../src/core/models/transformer';
-import { benchBackend, headline, median } from './lib';
+import { nativeKeys, onWasmThenNative } from './backends';
+import { headline, median } from './lib';
 
-async function main(): Promise<void> {
-  await benchBackend();
+async function measure(backend: string) {
   const model = new Transformer(modelConfig('tiny'));
   const rand = mulberry32(3);
   const prompts = Array.from({ length: 32 }, () => Array.from({ length: 16 + Math.floor(rand() * 17) }, () => 12 + Math.floor(rand() * 96)));
@@ -32,9 +36,29 @@ async function main(): Promise<void> {
   kv.push(timed('kv'), timed('kv'), timed('kv'));
   const kvMs = median(kv.map((k) => k.ms));
   const kvCpu = median(kv.map((k) => k.cpu));
-  console.log(`kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${tokens} tokens`);
+  console.log(`${backend}: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${tokens} tokens`);
   model.dispose();
-  headline('sampler', { kv_tok_s: (tokens / kvMs) * 1e3, full_tok_s: (tokens / full.ms) * 1e3, speedup: full.ms / kvMs, speedup_cpu: full.cpu / kvCpu });
+  return {
+    kvMs,
+    kvCpu,
+    fullMs: full.ms,
+    kv_tok_s: (tokens / kvMs) * 1e3,
+    full_tok_s: (tokens / full.ms) * 1e3,
+    speedup: full.ms / kvMs,
+    speedup_cpu: full.cpu / kvCpu,
+  };
+}
+
+async function main(): Promise<void> {
+  const { wasm, native } = await onWasmThenNative(measure);
+  headline('sampler', {
+    kv_tok_s: wasm.kv_tok_s,
+    full_tok_s: wasm.full_tok_s,
+    speedup: wasm.speedup,
+    speedup_cpu: wasm.speedup_cpu,
+    ...(native ? { native_kv_tok_s: native.kv_tok_s, native_full_tok_s: native.full_tok_s } : {}),
+    ...nativeKeys(native && { wasm: wasm.kvMs, native: native.kvMs }, native && { wasm: wasm.kvCpu, native: native.kvCpu }),
+  });
 }
 
 void main();

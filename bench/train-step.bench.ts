@@ -10,13 +10,18 @@
  * `roofline_frac_cpu` is the same ratio from CPU times. The formula is honest to within ~0.2%:
  * the one-hot embedding product is counted 6x though its backward is one product (4x), and the
  * rmsNorm gain gradients (ones @ x) are not counted.
+ *
+ * Runs on wasm, then on the native backend when it starts (bench/backends.ts): the wasm keys
+ * keep their names, the native ones are prefixed `native_`, and `native_vs_wasm` = wasm ms /
+ * native ms of the small preset's step (`native_vs_wasm_cpu`: from CPU time).
  */
 import * as tf from '@tensorflow/tfjs';
 import { matmulParameterCount, modelConfig, type ModelPresetName } from '../src/core/models/config';
 import { mulberry32 } from '../src/core/models/random';
 import { Transformer } from '../src/core/models/transformer';
 import { trainStep } from '../src/core/models/warmstart';
-import { benchBackend, headline, median } from './lib';
+import { nativeKeys, onWasmThenNative } from './backends';
+import { headline, median } from './lib';
 
 const B = 32;
 const T = 64;
@@ -49,7 +54,7 @@ async function matmulGflops(): Promise<{ wall: number; cpu: number }> {
   return { wall: (2 * 1024 ** 3) / t.ms / 1e6, cpu: (2 * 1024 ** 3) / t.cpu / 1e6 };
 }
 
-async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: number; gflops: number; gflopsCpu: number }> {
+async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: number; cpu: number; gflops: number; gflopsCpu: number }> {
   const config = modelConfig(preset);
   const model = new Transformer(config);
   const rand = mulberry32(5);
@@ -59,26 +64,35 @@ async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: n
   opt.dispose();
   model.dispose();
   const flops = 6 * matmulParameterCount(config) * B * T + 12 * config.nLayers * B * T * T * config.dModel;
-  return { ms, gflops: flops / ms / 1e6, gflopsCpu: flops / cpu / 1e6 };
+  return { ms, cpu, gflops: flops / ms / 1e6, gflopsCpu: flops / cpu / 1e6 };
 }
 
-async function main(): Promise<void> {
-  await benchBackend();
+async function measure(backend: string) {
   const peak = await matmulGflops();
   const tiny = await stepStats('tiny', 3);
   const small = await stepStats('small', 2);
   for (const [name, s] of [['tiny', tiny], ['small', small]] as const) {
-    console.log(`${name}: ${s.ms.toFixed(0)} ms/step, ${((B * T) / s.ms * 1e3).toFixed(0)} tokens/s, ${s.gflops.toFixed(1)} GFLOP/s`);
+    console.log(`${backend} ${name}: ${s.ms.toFixed(0)} ms/step, ${((B * T) / s.ms * 1e3).toFixed(0)} tokens/s, ${s.gflops.toFixed(1)} GFLOP/s`);
   }
-  console.log(`plain 1024x1024 matmul: ${peak.wall.toFixed(1)} GFLOP/s (${peak.cpu.toFixed(1)} by CPU time); small step ${small.gflopsCpu.toFixed(1)} GFLOP/s by CPU time`);
-  headline('train-step', {
-    tiny_tok_s: ((B * T) / tiny.ms) * 1e3,
-    small_tok_s: ((B * T) / small.ms) * 1e3,
-    small_gflops: small.gflops,
-    matmul_gflops: peak.wall,
-    roofline_frac: small.gflops / peak.wall,
-    roofline_frac_cpu: small.gflopsCpu / peak.cpu,
-  });
+  console.log(`${backend} plain 1024x1024 matmul: ${peak.wall.toFixed(1)} GFLOP/s (${peak.cpu.toFixed(1)} by CPU time); small step ${small.gflopsCpu.toFixed(1)} GFLOP/s by CPU time`);
+  return {
+    keys: {
+      tiny_tok_s: ((B * T) / tiny.ms) * 1e3,
+      small_tok_s: ((B * T) / small.ms) * 1e3,
+      small_gflops: small.gflops,
+      matmul_gflops: peak.wall,
+      roofline_frac: small.gflops / peak.wall,
+      roofline_frac_cpu: small.gflopsCpu / peak.cpu,
+    },
+    smallMs: small.ms,
+    smallCpu: small.cpu,
+  };
+}
+
+async function main(): Promise<void> {
+  const { wasm, native } = await onWasmThenNative(measure);
+  const prefixed = native ? Object.fromEntries(Object.entries(native.keys).map(([k, v]) => [`native_${k}`, v])) : {};
+  headline('train-step', { ...wasm.keys, ...prefixed, ...nativeKeys(native && { wasm: wasm.smallMs, native: native.smallMs }, native && { wasm: wasm.smallCpu, native: native.smallCpu }) });
 }
 
 void main();

@@ -11,9 +11,9 @@
 import { init } from 'echarts/core';
 import type { SeriesPoint } from '../../src/shared/api';
 import { keepYRange } from '../../src/shared/chartRange';
-import { buildLine, extendLine, type LineStyle } from '../../src/renderer/src/composables/chartLine';
-import { fullOption, GRID_LEFT, GRID_RIGHT, seriesData } from '../../src/renderer/src/composables/chartOption';
-import '../../src/renderer/src/composables/echarts';
+import { buildLine, extendLine, type LineStyle } from '../../src/renderer/src/charts/chartLine';
+import { fullOption, seriesData } from '../../src/renderer/src/charts/chartOption';
+import '../../src/renderer/src/charts/echarts';
 
 export interface FloorInput {
   /** Panels, points per line (the dashboard's downsampled count) and a panel plot's size (px). */
@@ -56,7 +56,7 @@ export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; u
     const charts = hosts.map((host, k) => {
       const chart = init(host, null, { width: o.width, height: o.height });
       const y = keepYRange(drawn[k].lo, drawn[k].hi, null);
-      chart.setOption(fullOption({ names: ['m'], lines: lineData(k), xAxis: 'step', y, tooltip: false, left: GRID_LEFT, right: GRID_RIGHT }), { notMerge: true });
+      chart.setOption(fullOption({ names: ['m'], lines: lineData(k), xAxis: 'step', y, tooltip: false }), { notMerge: true });
       return chart;
     });
     render.push((await presented()) - t0);

@@ -1,41 +1,51 @@
 /**
  * `srpo-lab export RUN --format json|csv [--out FILE]`: a run's record for other tools.
  * json: `{ run, metrics: { key: [{ step, value, wallTime }] }, evaluations }` (NaN as null);
- * csv: one row per (step, key, value), header `step,key,value`, ordered by key then step.
- * To stdout unless --out. Read only. Tests: test/cli/train.test.ts.
+ * csv: the UI's metrics CSV exactly (src/shared/report.ts metricsCsv: `run,step,key,value,wall_time`,
+ * ordered by key then step), so a file from either opens the same way.
+ * Written to --out FILE; without it, to stdout when stdout is a pipe or a file, and refused on a
+ * terminal (thousands of lines would flood it) with the two ways that work.
+ * Read only. Tests: test/cli/train.test.ts, test/cli/help.test.ts.
  */
 import { writeFileSync } from 'node:fs';
+import { metricsCsv } from '../shared/report';
 import type { ParsedArgs } from './args';
-import { getRunOrThrow, openLab, runArg } from './lab';
+import type { CliIO } from './io';
+import { getRunOrThrow, labCommand, openLabForReading, runArg } from './lab';
 
 const FORMATS = ['json', 'csv'] as const;
 
-function csvCell(s: string): string {
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export async function exportCommand(args: ParsedArgs, out: (line: string) => void): Promise<void> {
+export async function exportCommand(args: ParsedArgs, out: (line: string) => void, io?: Pick<CliIO, 'tty'>): Promise<void> {
   const runId = runArg(args, 'export');
   const format = args.options.format ?? 'json';
   if (!(FORMATS as readonly string[]).includes(format)) throw new Error(`--format "${format}" is not a format; valid: ${FORMATS.join(', ')}`);
-  const { store, dbPath } = openLab(args, false);
+  if (!args.options.out && io?.tty) {
+    const db = args.options.db ? ` --db ${args.options.db}` : '';
+    throw new Error(
+      `not writing run ${runId}'s ${format} onto the terminal; write a file: ${labCommand()} export ${runId} --format ${format} --out run-${runId}.${format}${db} ` +
+        `(or pipe it: … | less)`,
+    );
+  }
+  const { store, dbPath } = openLabForReading(args);
   let text: string;
   try {
     const run = getRunOrThrow(store, runId, dbPath);
     const keys = store.metricKeys(runId);
     if (format === 'json') {
       const metrics = Object.fromEntries(keys.map((k) => [k, store.metricSeries(runId, k)]));
-      text = JSON.stringify({ run, metrics, evaluations: store.evaluations(runId) }, null, 2);
+      text = `${JSON.stringify({ run, metrics, evaluations: store.evaluations(runId) }, null, 2)}\n`;
     } else {
-      const lines = ['step,key,value'];
-      for (const k of keys) for (const p of store.metricSeries(runId, k)) lines.push(`${p.step},${csvCell(k)},${p.value}`);
-      text = lines.join('\n');
+      text = metricsCsv(
+        keys.flatMap((key) =>
+          store.metricSeries(runId, key).map((p) => ({ runId: run.id, key, step: p.step, value: p.value, wallTime: p.wallTime })),
+        ),
+      );
     }
   } finally {
     store.close();
   }
   if (args.options.out) {
-    writeFileSync(args.options.out, `${text}\n`);
+    writeFileSync(args.options.out, text);
     out(`wrote run ${runId} as ${format} to ${args.options.out}`);
-  } else out(text);
+  } else out(text.replace(/\n$/, ''));
 }

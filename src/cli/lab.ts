@@ -1,30 +1,63 @@
 /**
  * Helpers every run command shares: the `--db` path (default ./lab.db), opening the store for
- * reading or writing, finding a run by id, and number/time formatting for tables.
- * Tests: test/cli/train.test.ts.
+ * reading (openLabForReading) or writing (openLab), finding a run by id, and number/time
+ * formatting for tables. Tests: test/cli/train.test.ts, test/core/store/readonly.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { adoptLegacyRunFolders } from '../core/host/runFolders';
 import { LabStore, type RunRecord } from '../core/store';
 import type { ParsedArgs } from './args';
 
 export const DEFAULT_DB = './lab.db';
 
+/**
+ * How a user runs the lab's CLI, for hints (`resume with: … resume 2`): the installed `srpo-lab`
+ * bin (package.json "bin", put on the PATH by `npm link` or a global install) when this process
+ * was started through it, else `npm run lab --` (a clone's way: nothing on the PATH needed).
+ */
+export function labCommand(argv1: string | undefined = process.argv[1], lifecycle: string | undefined = process.env.npm_lifecycle_event): string {
+  if (lifecycle === 'lab') return 'npm run lab --';
+  return /(^|[\\/])srpo-lab(\.cjs)?$/.test(argv1 ?? '') ? 'srpo-lab' : 'npm run lab --';
+}
+
 export function dbPathOf(args: ParsedArgs): string {
   return resolve(args.options.db ?? DEFAULT_DB);
 }
 
-/** Opens the lab database; `create` false: it must exist (read commands never create one). */
-export function openLab(args: ParsedArgs, create: boolean): { store: LabStore; dbPath: string } {
+/**
+ * Opens the lab database for a command that writes (train: `create`, resume): `create` false, it
+ * must already be a lab database. Moves run folders of the old shared layout where that is
+ * unambiguous (host/runFolders.ts) and tells `notice` what it did or why it did not.
+ */
+export function openLab(args: ParsedArgs, create: boolean, notice?: (line: string) => void): { store: LabStore; dbPath: string } {
   const dbPath = dbPathOf(args);
   if (!create && !existsSync(dbPath)) throw new Error(`no lab database at ${dbPath} (train a run first, or pass --db PATH)`);
-  return { store: LabStore.open(dbPath), dbPath };
+  const store = LabStore.open(dbPath, { access: create ? 'create' : 'write' });
+  try {
+    const folders = adoptLegacyRunFolders(store, dbPath);
+    if (folders.message) notice?.(folders.message);
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  return { store, dbPath };
+}
+
+/**
+ * Opens the lab database for a read command (runs, show, export, eval): it must exist and be a
+ * lab database (never created, an empty file refused); read-only when the file or its folder is.
+ */
+export function openLabForReading(args: ParsedArgs): { store: LabStore; dbPath: string } {
+  const dbPath = dbPathOf(args);
+  if (!existsSync(dbPath)) throw new Error(`no lab database at ${dbPath} (train a run first, or pass --db PATH)`);
+  return { store: LabStore.open(dbPath, { access: 'read' }), dbPath };
 }
 
 export function runArg(args: ParsedArgs, command: string): number {
   const v = args.positionals[0];
   const id = Number(v);
-  if (v === undefined || !Number.isInteger(id) || id < 1) throw new Error(`${command} expects a run id (see srpo-lab runs), got ${v ?? 'nothing'}`);
+  if (v === undefined || !Number.isInteger(id) || id < 1) throw new Error(`${command} expects a run id (see: ${labCommand()} runs), got ${v ?? 'nothing'}`);
   return id;
 }
 

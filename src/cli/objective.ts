@@ -47,7 +47,7 @@ export async function objectiveCommand(args: ParsedArgs, out: (line: string) => 
   for (const [algorithm, r] of Object.entries(reports)) {
     const m = r.metrics;
     out(
-      `\n${algorithm}: loss ${fmt(r.loss)}  events ${r.completeEvents} complete, ${r.droppedEvents} dropped` +
+      `\n${algorithm} (grouping ${r.grouping}): loss ${fmt(r.loss)}  events ${r.completeEvents} complete, ${r.droppedEvents} dropped` +
         `  clip low/high ${fmt(m['clip/frac_low'])}/${fmt(m['clip/frac_high'])}  ratio mean ${fmt(m['ratio/mean'])}  kl ${fmt(m['kl/approx'])}`,
     );
     if (r.events.some((e) => e.ratio !== undefined)) {

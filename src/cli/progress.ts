@@ -2,9 +2,11 @@
  * What `srpo-lab train` / `resume` print while a run trains: on a terminal one progress line
  * redrawn in place (bar, step/total, reward, eval accuracy, s/step, ETA), otherwise one plain
  * log line per step. Pure formatting over the engine's messages; no I/O of its own beyond the
- * writer it is given. Tests: test/cli/train.test.ts (plain lines), progress line by example.
+ * writer it is given. "step n/S" counts updates committed (src/shared/stepConvention.ts): the
+ * message of step record s says n = s + 1; the final evaluation is "after S steps". Tests: test/cli/train.test.ts (plain lines), progress line by example.
  */
 import type { EngineMessage } from '../core/host/messages';
+import { updatesDone } from '../shared/stepConvention';
 import { duration, fixed } from './lab';
 
 export class ProgressView {
@@ -31,7 +33,7 @@ export class ProgressView {
         this.startedAt = performance.now();
         this.line(
           `engine ready: backend ${msg.backend.name}` +
-            (msg.startStep > 0 ? `, resuming at step ${msg.startStep}` : '') +
+            (msg.startStep > 0 ? `, resuming at step ${msg.startStep} (${msg.startStep} updates committed)` : '') +
             `, ${msg.totalSteps - msg.startStep} steps to go`,
         );
         return;
@@ -46,11 +48,11 @@ export class ProgressView {
         if (msg.final) {
           this.line(`final eval (after ${msg.totalSteps} steps): macro avg ${fixed(m['eval/macro/avg'])}  pass ${fixed(m['eval/macro/pass'])}`);
         } else if (this.tty) {
-          this.draw(msg.step + 1, msg.totalSteps, perStep, eta);
+          this.draw(updatesDone(msg.step, msg.totalSteps), msg.totalSteps, perStep, eta);
         } else {
           const ev = m['eval/macro/avg'] !== undefined ? `  eval ${fixed(m['eval/macro/avg'])}` : '';
           this.out(
-            `step ${msg.step + 1}/${msg.totalSteps}  reward ${fixed(m['reward/mean'])}${ev}  loss ${fixed(m['loss/total'], 4)}  ` +
+            `step ${updatesDone(msg.step, msg.totalSteps)}/${msg.totalSteps}  reward ${fixed(m['reward/mean'])}${ev}  loss ${fixed(m['loss/total'], 4)}  ` +
               `${fixed(msg.wallMs / 1000, 2)} s/step  ETA ${eta}${msg.checkpoint ? '  [checkpoint]' : ''}`,
           );
         }

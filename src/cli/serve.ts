@@ -20,11 +20,14 @@ export async function serveCommand(args: ParsedArgs, out: (line: string) => void
   const dbPath = resolve(args.options.db ?? 'lab.db');
   const port = args.options.port === undefined ? 0 : Number(args.options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port "${args.options.port}" is not a port number (0..65535; 0 picks a free one)`);
-  const service = new LabWorkerClient({ dbPath, launcher: io.launcher, printPdf: chromiumPdfPrinter() ?? undefined });
+  // One headless Chromium shared by every PDF export of this session, closed on the way out.
+  const printer = chromiumPdfPrinter();
+  const service = new LabWorkerClient({ dbPath, launcher: io.launcher, printPdf: printer ?? undefined });
   try {
     await service.ready;
   } catch (err) {
     await service.close();
+    await printer?.close();
     throw err;
   }
   const server = await startLabServer({ service, port });
@@ -40,4 +43,5 @@ export async function serveCommand(args: ParsedArgs, out: (line: string) => void
   out('stopping: engines of this session stop after their current step');
   await server.close();
   await service.close();
+  await printer?.close();
 }

@@ -9,12 +9,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { mergeConfig, PRESET_NAMES, presetInput, resolveRunConfig, setPath, type RunConfig } from '../core/config';
-import { createRun, launchRun, type RunOutcome } from '../core/host/runs';
+import { applySets, assertCrossFieldRules, assertPresetModelFolder, giveWayToModelFolder, mergeConfig, PRESET_NAMES, presetInput, resolveRunConfig, setPath, type RunConfig } from '../core/config';
+import { assertRunDataUnchanged } from '../core/data';
+import { checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
 import type { LabStore } from '../core/store';
+import { LeaseHeldError } from '../core/store/leases';
 import type { ParsedArgs } from './args';
 import type { CliIO } from './io';
-import { getRunOrThrow, openLab, runArg } from './lab';
+import { getRunOrThrow, labCommand, openLab, runArg } from './lab';
 import { ProgressView } from './progress';
 
 /** The run config of `train`'s arguments: preset, then the config file, then each --set (in order). */
@@ -26,12 +28,14 @@ export function configFromArgs(args: ParsedArgs): { config: RunConfig; preset: s
   const fromFile = file ? readConfigFile(file) : {};
   const sets: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args.sets)) setPath(sets, key, value);
-  input = mergeConfig(mergeConfig(input, fromFile), sets);
+  input = applySets(mergeConfig(input, fromFile), args.sets); // objects replace, switches drop old keys
   // A checkpoint path the user typed is relative to where they typed it; the engine resolves
   // relative paths against the lab's root (where the presets' resources/warmstart lives).
   const userInit = ((sets.policies ?? fromFile.policies) as { init?: unknown } | undefined)?.init;
   if (typeof userInit === 'string' && !isAbsolute(userInit)) input = mergeConfig(input, { policies: { init: resolve(userInit) } });
-  return { config: resolveRunConfig(input), preset };
+  const config = resolveRunConfig(input);
+  if (preset) assertPresetModelFolder(preset, config); // the real-model presets need --set policies.init=PATH
+  return { config, preset };
 }
 
 function readConfigFile(path: string): Record<string, unknown> {
@@ -52,8 +56,13 @@ function readConfigFile(path: string): Record<string, unknown> {
 }
 
 export async function trainCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
-  const { config, preset } = configFromArgs(args);
-  const { store, dbPath } = openLab(args, true);
+  const parsed = configFromArgs(args);
+  const preset = parsed.preset;
+  // A Hugging Face folder in policies.init decides the shape: the lab model's overrides give way.
+  const config = giveWayToModelFolder(parsed.config);
+  // A bad policies.init is refused here, before a run exists (not by the engine, after).
+  assertCrossFieldRules(config); // policies.init and dataset paths, heads | width, overrides that disagree with init's checkpoint
+  const { store, dbPath } = openLab(args, true, out);
   try {
     const runId = createRun(store, { config, preset });
     out(`run ${runId} "${store.getRun(runId)!.name}": ${config.steps} steps of ${config.workflow.name}/${config.objective.algorithm} (${dbPath})`);
@@ -65,16 +74,23 @@ export async function trainCommand(args: ParsedArgs, out: (line: string) => void
 
 export async function resumeCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
   const runId = runArg(args, 'resume');
-  const { store, dbPath } = openLab(args, false);
+  const { store, dbPath } = openLab(args, false, out);
   try {
     const run = getRunOrThrow(store, runId, dbPath);
+    const force = args.flags.has('force');
+    // Refused before anything is said about what the resume would do (a completed run, a live engine).
+    try {
+      checkRunnable(store, run, 'resume', force);
+    } catch (err) {
+      if (err instanceof LeaseHeldError) throw new Error(`${err.message}; --force does not override a live engine: stop it first (Ctrl-C where it runs, or Stop in the UI)`);
+      throw err;
+    }
+    assertRunDataUnchanged(run.config as RunConfig); // a changed dataset or corpus file is refused before an engine starts
     const ckpt = store.latestCheckpoint(runId);
-    out(
-      `resuming run ${runId} "${run.name}" (${run.status}) ` +
-        (ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)') +
-        (ckpt && run.lastStep > ckpt.step ? `; steps ${ckpt.step + 1}..${run.lastStep} will be redone` : ''),
-    );
-    await trainRun(store, dbPath, runId, 'resume', args.flags.has('force'), out, io);
+    // Said before the engine starts: what the resume keeps and what it recomputes (shared/resumePlan).
+    const from = ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)';
+    out(`resuming run ${runId} "${run.name}" (${run.status}) ${from}. ${resumePlanFor(store, runId).text}`);
+    await trainRun(store, dbPath, runId, 'resume', force, out, io);
   } finally {
     store.close();
   }
@@ -87,7 +103,7 @@ async function trainRun(store: LabStore, dbPath: string, runId: number, mode: 's
   const dispose = io.onInterrupt(() => {
     interrupts++;
     if (interrupts === 1) {
-      view.line('stopping: the engine finishes or abandons the step in progress (Ctrl-C again to kill it)');
+      view.line('stopping: the engine finishes or abandons the step in progress (an update that has begun finishes and commits), then checkpoints the last committed step (Ctrl-C again to kill it)');
       active.stop();
     } else active.engine.kill('SIGKILL');
   });
@@ -100,10 +116,10 @@ async function trainRun(store: LabStore, dbPath: string, runId: number, mode: 's
   }
   const db = ` --db ${dbPath}`;
   const ckpt = store.latestCheckpoint(runId);
-  const resumeHint = `resume with: srpo-lab resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
+  const resumeHint = `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
   switch (outcome.status) {
     case 'completed':
-      out(`run ${runId} completed: ${outcome.lastStep} training steps and the final evaluation. See: srpo-lab show ${runId}${db}`);
+      out(`run ${runId} completed: ${outcome.lastStep} training steps and the final evaluation. See: ${labCommand()} show ${runId}${db}`);
       break;
     case 'stopped':
       out(`run ${runId} stopped (${outcome.lastStep + 1} steps committed); ${resumeHint}`);

@@ -2,14 +2,15 @@
  * The engine's control state: pause / resume / stop requests from the host (IPC messages,
  * SIGINT/SIGTERM, the host's STOP flag file, a lost IPC channel), and the two places the loop
  * consults it: `between steps` (async: yields to the event loop so messages that arrived during
- * the step are handled, and waits while paused) and `between mini-batches` (sync: the flag file
- * only, see src/core/host/paths.ts).
+ * the step are handled, and waits while paused) and inside a step (sync: the flag file only, see
+ * src/core/host/paths.ts): before the update `checkMidStep` abandons the step; during the update
+ * the engine only notes the request (`stopRequested`) and lets the step commit first.
  *
  * Not here: the loop (runEngine.ts). Tested through test/engine/control.test.ts.
  */
 import { existsSync, rmSync } from 'node:fs';
 
-/** Thrown from inside Trainer.step (via onMiniBatch) to abandon the uncommitted step. */
+/** Thrown from inside Trainer.step (onMiniBatch('before-update'), before any weight changes) to abandon the uncommitted step. */
 export class StopRequested extends Error {
   constructor(readonly reason: string) {
     super(`stop requested (${reason})`);

@@ -3,8 +3,18 @@
  * backend, build the Trainer (fresh, or from the run's latest checkpoint with everything after it
  * truncated), run the remaining steps, report progress, obey pause/resume/stop, and leave the run
  * with a final status: completed, stopped, or failed with the error's message. A step is in the
- * store entirely or not at all (one transaction), so stopping or failing mid-step loses only the
- * uncommitted step, and resuming from a checkpoint redoes exactly the steps after it.
+ * store entirely or not at all (one transaction; its scheduled evaluation goes first, see
+ * Trainer), so failing mid-step loses only the uncommitted step. A stop never loses anything: it
+ * lands between steps, or before a step's update (the step is abandoned, the weights untouched),
+ * or during an update (the update finishes and the step commits first); then the last committed
+ * step is checkpointed, so the resume starts right after it and redoes nothing committed.
+ *
+ * The engine writes its run only while it holds the run's lease (src/core/store/leases.ts): it
+ * takes it over from the host that launched it (its parent reserved it as `starting`), or from a
+ * dead holder, and refuses to touch the run while anyone else holds it alive. Its heartbeat is
+ * refreshed by a timer and, because a step is synchronous, also at every mini-batch and between
+ * steps. If a refresh is refused (someone judged it dead and took over), it stops writing at once:
+ * no status, no stop checkpoint.
  *
  * Not here: the process wiring (main.ts: argv, IPC, signals), starting engines (src/core/host).
  * Tests: test/engine/*.test.ts run it for real in a forked process.
@@ -14,8 +24,10 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { resolveRunConfig, type RunConfig } from '../core/config';
 import { KEY_METRICS, type EngineMessage, type EngineStatus } from '../core/host/messages';
 import { runDirFor, stopFlagPath } from '../core/host/paths';
+import { corpusProgressLine, type CorpusProgress } from '../core/data/corpusIndex';
 import { initBackend } from '../core/models/backend';
 import { LabStore } from '../core/store';
+import { acquireLease, describeLease, getLease, leaseHolder, LeaseKeeper, releaseLease } from '../core/store/leases';
 import { Trainer } from '../core/train/trainer';
 import { EngineControl, StopRequested } from './control';
 
@@ -52,9 +64,30 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     return { status: 'failed', error };
   }
 
+  const holder = leaseHolder();
+  try {
+    const { tookOver } = acquireLease(store.db, req.runId, holder, 'engine', { fromParent: process.ppid });
+    if (tookOver) log(`took over the lease of run ${req.runId} from a dead holder (${describeLease(tookOver.lease, Date.now())}: ${tookOver.why})`, 'warn');
+  } catch (err) {
+    // Another engine or host holds the run: leave it entirely alone (no status, no truncation).
+    store.close();
+    const error = `${(err as Error).message}; this engine (pid ${process.pid}) leaves the run alone`;
+    log(error, 'error');
+    return { status: 'failed', error };
+  }
   const runDir = runDirFor(req.dbPath, req.runId);
   mkdirSync(runDir, { recursive: true });
   const ctl = control ?? new EngineControl(stopFlagPath(runDir));
+  // A lease lost while paused (only the timer beats then) ends the wait; the loop then finds it lost.
+  const keeper = new LeaseKeeper(store.db, req.runId, holder, () => ctl.stop('lease lost')).start();
+  const owned = (): boolean => {
+    if (keeper.lost) return false;
+    try {
+      return getLease(store.db, req.runId)?.holder === holder.token;
+    } catch {
+      return true; // an unreadable lease is not proof of a takeover; the store error surfaces elsewhere
+    }
+  };
   const setStatus = (status: EngineStatus, error?: string): void => {
     const ended = status === 'completed' || status === 'stopped' || status === 'failed';
     store.updateRun(req.runId, { status, error: error ?? null, endedAt: ended ? Date.now() : null });
@@ -66,35 +99,76 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     store.updateRun(req.runId, { startedAt: run.startedAt ?? Date.now() });
     setStatus('running');
     const config: RunConfig = resolveRunConfig(run.config);
+    // TensorFlow takes the whole GPU at start-up unless told to grow; set before tfjs-node-gpu loads (initBackend loads it).
+    process.env.TF_FORCE_GPU_ALLOW_GROWTH ??= 'true';
     const backend = await initBackend({ requested: config.backend });
     store.updateRun(req.runId, { backend: backend.name });
 
     const resume = prepareStart(store, req, dirname(resolve(req.dbPath)));
     if (resume) log(`resuming from the checkpoint of step ${resume.step} (${resume.dir})`);
-    trainer = new Trainer({ config, runDir, store, runId: req.runId, baseDir: LAB_ROOT, resume: resume ?? undefined });
+    // A corpus index build (once per corpus file) holds the event loop for minutes: beat the lease
+    // from its progress calls, and log a line at most every 5 s (the CLI and the UI's log show it).
+    let lastIndexLog = -Infinity;
+    const onIndexProgress = (p: CorpusProgress): void => {
+      if (!keeper.beat()) throw new LeaseLost();
+      if (!p.done && performance.now() - lastIndexLog < 5000) return;
+      lastIndexLog = performance.now();
+      log(corpusProgressLine(p));
+    };
+    const onEvaluation = (step: number): void => send({ type: 'evaluation', step });
+    trainer = new Trainer({ config, runDir, store, runId: req.runId, baseDir: LAB_ROOT, resume: resume ?? undefined, onIndexProgress, onEvaluation });
+    log(`policies: ${trainer.policies.describe()}`); // a model folder's config.json decides the shape, not the preset's size fields
     send({ type: 'ready', runId: req.runId, backend, startStep: trainer.startStep, totalSteps: config.steps });
 
     for (const step of trainer.remainingSteps()) {
       const stop = await ctl.betweenSteps((paused) => setStatus(paused ? 'paused' : 'running'));
       if (stop !== null) return finish('stopped', `stopped before step ${step} (${stop})`);
-      const summary = trainer.step(step, () => ctl.checkMidStep());
+      if (!keeper.beat()) throw new LeaseLost();
+      let finishing = false;
+      const summary = trainer.step(step, (phase) => {
+        if (!keeper.beat()) throw new LeaseLost();
+        if (phase === 'before-update') return ctl.checkMidStep();
+        // Mid-update: the step finishes and commits, then the stop lands between steps.
+        const stop = finishing ? null : ctl.stopRequested();
+        if (stop !== null) {
+          finishing = true;
+          log(`stop requested during the update of step ${step} (${stop}): finishing the step so that nothing is lost`);
+        }
+      });
       const metrics: Record<string, number> = {};
       for (const k of KEY_METRICS) if (k in summary.metrics) metrics[k] = summary.metrics[k];
       send({ type: 'step', step, final: summary.final, totalSteps: config.steps, metrics, wallMs: summary.wallMs, checkpoint: summary.checkpoint });
     }
     return finish('completed');
   } catch (err) {
-    if (err instanceof StopRequested) return finish('stopped', `stopped during a step, which was abandoned (${err.reason})`);
+    if (err instanceof LeaseLost || !owned()) return lost();
+    // Before the step's update: the weights are still the last committed step's (checkpointed by finish).
+    if (err instanceof StopRequested) return finish('stopped', `stopped during a step, which was abandoned (${err.reason}) before its update`);
     const error = (err as Error)?.message ?? String(err);
     log(error, 'error');
     return finish('failed', error);
   } finally {
+    keeper.stop();
     trainer?.dispose();
     ctl.dispose();
+    try {
+      releaseLease(store.db, req.runId, holder);
+    } catch {
+      // The host releases it after the exit (by this pid) or the next holder finds this pid gone.
+    }
     store.close();
   }
 
+  /** The lease went to someone else: write nothing more to the run. */
+  function lost(): EngineResult {
+    const now = getLease(store.db, req.runId);
+    const error = `lost the lease of run ${req.runId}${now ? ` (it is now ${describeLease(now, Date.now())})` : ''}; stopped without writing anything more`;
+    log(error, 'error');
+    return { status: 'failed', error };
+  }
+
   function finish(status: EngineResult['status'], detail?: string): EngineResult {
+    if (!owned()) return lost();
     if (status === 'stopped') {
       if (detail) log(detail);
       try {
@@ -108,6 +182,14 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     }
     setStatus(status, detail);
     return { status, ...(detail !== undefined ? { error: detail } : {}) };
+  }
+}
+
+/** Thrown from inside a step when the heartbeat was refused: the run belongs to someone else now. */
+class LeaseLost extends Error {
+  constructor() {
+    super('the run lease was taken over');
+    this.name = 'LeaseLost';
   }
 }
 

@@ -1,10 +1,14 @@
 /**
  * Electron main process: window lifecycle, security, and the LabService bound to IPC. Each
  * LabApi method is one `ipcMain.handle('lab:<method>')` whose sender frame must be this app's
- * page and whose input is validated with the contract's zod schema (LabService.call ->
- * parseApiInput) before anything runs; results go back as ApiResult. Pushes go to the app's
- * windows on `lab:push`. Windows: contextIsolation + sandbox, no node integration, strict CSP
- * (header and meta), navigation, new windows, webviews and permission requests refused.
+ * page (windowPolicy.ts: exact origin / exact file) and whose input is refused when too deep or
+ * holding prototype keys (src/shared/inputGuards.ts), then validated with the contract's zod
+ * schema (LabService.call -> parseApiInput) before anything runs; results go back as ApiResult.
+ * Pushes go to the app's windows on `lab:push`. Windows: contextIsolation + sandbox, no node
+ * integration, strict CSP without sockets (header and meta), navigation, new windows, webviews
+ * and permission requests refused; only allowlisted https links open in the system browser
+ * (externalLinks.ts). The dev server URL is honoured only in an unpackaged app. Packaged builds
+ * get their Electron fuses flipped by scripts/set-fuses.mjs (RunAsNode off, …).
  * Engines are Electron utility processes running the bundled engine `out/main/engine.js`
  * (UtilityProcessLauncher, utilityLauncher.ts); PDF reports are printed by a hidden, script-less window.
  *
@@ -13,9 +17,11 @@
  * This thread keeps what only the main process can do and the worker asks for by message:
  * launching engines (utilityProcess.fork) and printing PDFs (BrowserWindow).
  *
- * Not testable on the build machines (no Electron binary): type-checked and built there; the
- * worker client and its protocol are tested under Node by test/core/host/labWorker.test.ts, the
- * same LabService and contract in web mode by test/server and test/e2e.
+ * The build machines have no Electron binary: the BUILT bundle runs under Node with a stand-in
+ * `electron` module in test/desktop (window preferences, IPC registration and sender checks,
+ * preload, utility-process engines, quit, PDF, navigation); the worker client and its protocol
+ * are tested by test/core/host/labWorker.test.ts, the same LabService in web mode by test/server
+ * and test/e2e. A real Electron window is not run there (README, "What is verified where").
  */
 import { join } from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
@@ -23,20 +29,19 @@ import type { LabHost } from '../core/host/labHost';
 import { LabWorkerClient } from '../core/host/labWorkerClient';
 import { API_METHODS, ipcChannel, PUSH_CHANNEL } from '../shared/apiMethods';
 import { toApiError, type ApiResult } from '../shared/api';
+import { findForbiddenKey, forbiddenKeyMessage, MAX_INPUT_DEPTH, valueDepthExceeds } from '../shared/inputGuards';
+import { isAllowedExternalLink } from './externalLinks';
 import { UtilityProcessLauncher } from './utilityLauncher';
+import { DESKTOP_CSP, devRendererUrl, isTrustedSender } from './windowPolicy';
 
-const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-const devUrl = process.env.ELECTRON_RENDERER_URL;
+const devUrl = devRendererUrl(process.env, app.isPackaged);
 const rendererFile = join(__dirname, '../renderer/index.html');
 
 let service: LabWorkerClient | null = null;
 
 /** Only this app's own page may call the lab. */
 function trusted(event: IpcMainInvokeEvent): boolean {
-  const url = event.senderFrame?.url ?? '';
-  if (devUrl) return url.startsWith(devUrl);
-  return url.startsWith('file://') && decodeURIComponent(new URL(url).pathname).endsWith('/renderer/index.html');
+  return isTrustedSender(event.senderFrame?.url ?? '', { devUrl, rendererFile });
 }
 
 async function printPdf(html: string): Promise<Uint8Array> {
@@ -53,6 +58,10 @@ function bindIpc(lab: LabHost): void {
   for (const method of API_METHODS) {
     ipcMain.handle(ipcChannel(method), async (event, input: unknown): Promise<ApiResult<unknown>> => {
       if (!trusted(event)) return { ok: false, error: { code: 'unauthorized', message: 'not the lab window' } };
+      // Before the worker's structured clone and the validators recurse into it.
+      if (valueDepthExceeds(input)) return { ok: false, error: { code: 'invalid_input', message: `input nests deeper than ${MAX_INPUT_DEPTH} levels` } };
+      const bad = findForbiddenKey(input);
+      if (bad) return { ok: false, error: { code: 'invalid_input', message: forbiddenKeyMessage(bad.key, `input at "${bad.path}"`) } };
       try {
         return { ok: true, value: await lab.call(method, input) };
       } catch (err) {
@@ -79,11 +88,11 @@ function createWindow(): void {
       webviewTag: false,
     },
   });
-  // No navigation away from the app and no new windows; external https links open in the browser.
+  // No navigation away from the app and no new windows; allowlisted https links open in the browser.
   win.webContents.on('will-navigate', (event) => event.preventDefault());
   win.webContents.on('will-redirect', (event) => event.preventDefault());
   win.webContents.setWindowOpenHandler(({ url }) => {
-    if (url.startsWith('https://')) void shell.openExternal(url);
+    if (isAllowedExternalLink(url)) void shell.openExternal(url);
     return { action: 'deny' };
   });
   if (devUrl) void win.loadURL(devUrl);
@@ -94,10 +103,10 @@ app.on('web-contents-created', (_e, contents) => {
   contents.on('will-attach-webview', (event) => event.preventDefault());
 });
 
-app.whenReady().then(() => {
+void app.whenReady().then(() => {
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
-    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } });
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [DESKTOP_CSP] } });
   });
   const dbPath = process.env.SRPO_LAB_DB ?? join(app.getPath('userData'), 'lab.db');
   service = new LabWorkerClient({

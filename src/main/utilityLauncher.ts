@@ -5,8 +5,9 @@
  * app). The engine finds `process.parentPort` and talks through it (src/engine/parentChannel.ts);
  * this side validates what arrives (utilityEngine.ts, the protocol's zod schemas).
  *
- * Only callable after app 'ready'. Not runnable on the build machines (no Electron binary):
- * type-checked and built there; the handle's logic is tested with a fake child.
+ * Only callable after app 'ready'. The handle's logic is tested with a fake child
+ * (test/engine/parentChannel.test.ts); the launcher, from the built bundle, with a stand-in
+ * `utilityProcess.fork` over child_process.fork (test/desktop/engines.test.ts).
  */
 import { existsSync } from 'node:fs';
 import { utilityProcess } from 'electron';

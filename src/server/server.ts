@@ -2,15 +2,26 @@
  * Web mode: the LabService over HTTP + WebSocket for a browser (`srpo-lab serve`), listening on
  * 127.0.0.1 only. Every request and socket must carry the random token printed in the URL
  * (`?token=`, an `Authorization: Bearer` header, or the HttpOnly SameSite=Strict cookie set when
- * the page is first opened with the token); anything else gets 401. A Host header other than
- * 127.0.0.1/localhost:PORT gets 403 (DNS rebinding).
+ * the page is first opened with the token); anything else gets 401: a JSON ApiResult on the API,
+ * and for a page (GET of anything but /api/ and /assets/) a short HTML page that says which
+ * (missing or wrong token) and what to open instead (tokenPage). Checked before the token, on
+ * every request and on the WebSocket upgrade (403 when wrong, whatever the token):
+ * - Host must be 127.0.0.1:PORT or localhost:PORT (DNS rebinding);
+ * - Origin, when sent, must be exactly http://127.0.0.1:PORT or http://localhost:PORT. A page
+ *   on another local port is same-*site* (the Strict cookie goes with its requests) but not
+ *   same-*origin*; browsers always send Origin on POST and on WebSocket upgrades, so the upgrade
+ *   without an Origin is refused too. Non-browser clients (the CLI, tests) send no Origin and use
+ *   the Bearer header on the API.
+ * Bodies: JSON only, at most 1 MiB (413), at most MAX_INPUT_DEPTH levels deep (400, measured on
+ * the raw text before parsing), and no `__proto__`/`constructor`/`prototype` keys (400).
  *
  *   GET  /, /assets/...   the built renderer (out/renderer), strict CSP, no-referrer
  *   POST /api/<method>    JSON input -> ApiResult JSON (400 invalid input, 404 unknown method …)
  *   GET  /ws              WebSocket: one JSON LabPush per text frame
  *
- * Not here: the API itself (src/core/host/labService.ts), framing (websocket.ts).
- * Tested by test/server/server.test.ts and test/e2e/lab.test.ts.
+ * Not here: the API itself (src/core/host/labService.ts), the push sockets (websocket.ts), the input
+ * guards (src/shared/inputGuards.ts). Tested by test/server/server.test.ts, origin.test.ts,
+ * limits.test.ts and test/e2e/lab.test.ts.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -18,9 +29,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { HTTP_STATUS, toApiError, type ApiResult, type LabPush } from '../shared/api';
+import { HTTP_STATUS, toApiError, type ApiResult } from '../shared/api';
+import { findForbiddenKey, forbiddenKeyMessage, jsonTextDepth, MAX_INPUT_DEPTH } from '../shared/inputGuards';
 import type { LabHost } from '../core/host/labHost';
-import { acceptWebSocket, type WebSocketConnection } from './websocket';
+import { createPushSockets } from './websocket';
 
 /** The built renderer, relative to this file (src/server -> out/renderer). */
 export const DEFAULT_RENDERER_DIR = resolve(__dirname, '../../out/renderer');
@@ -33,6 +45,8 @@ export interface LabServerOptions {
   /** The token to require (default: 32 random bytes, hex). */
   token?: string;
   rendererDir?: string;
+  /** Bytes queued for one socket above which detail pushes are dropped (websocket.ts; default 1 MiB). */
+  pushHighWaterBytes?: number;
 }
 
 export interface LabServer {
@@ -54,7 +68,37 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-const MAX_BODY = 1 << 20;
+export const MAX_BODY = 1 << 20;
+
+/** The origins a page of this server has: the only ones allowed to call it from a browser. */
+export function ownOrigins(port: number): string[] {
+  return [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+}
+
+/**
+ * The desktop renderer's meta CSP allows no sockets (`connect-src 'self'`); served in web mode,
+ * the page needs its own WebSocket, so the served copy names exactly this server's ws origins.
+ */
+export function webModeHtml(html: string, port: number): string {
+  return html.replace(/(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*?connect-src 'self')/i, `$1 ws://127.0.0.1:${port} ws://localhost:${port}`);
+}
+
+/**
+ * The 401 page a browser gets for the lab's page without a valid token: static HTML (no script,
+ * so the CSP's script-src 'self' has nothing to allow), whether a token was given (wrong: from an
+ * earlier server) or not (missing: a bookmark, a copied address).
+ */
+export function tokenPage(kind: 'missing' | 'wrong'): string {
+  const why =
+    kind === 'wrong'
+      ? 'The token in this address is not this server\'s. Each start of <code>srpo-lab serve</code> makes a new one, so a link from an earlier start no longer opens the lab.'
+      : 'This address has no token. The lab only opens from the address its server printed, which carries a one-time token (<code>?token=…</code>).';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SRPO Lab: token needed</title>
+<style>body{font-family:system-ui,sans-serif;background:#10131a;color:#e6e9ef;max-width:640px;margin:12vh auto;padding:0 20px;line-height:1.5}code{background:#1d2534;padding:1px 5px;border-radius:4px}h1{font-size:20px}.muted{color:#9aa3b2}</style>
+</head><body><main class="token-page" data-kind="${kind}"><h1>SRPO Lab needs its token</h1><p>${why}</p>
+<p>Open the URL printed by the terminal that runs <code>npm run lab -- serve</code> (or <code>srpo-lab serve</code>): <code>http://127.0.0.1:PORT/?token=…</code>. After that the page keeps working without it until the server stops.</p>
+<p class="muted">Lost it? Stop the server (Ctrl-C) and start it again: it prints a new URL.</p></main></body></html>`;
+}
 
 function securityHeaders(port: number): Record<string, string> {
   return {
@@ -98,18 +142,21 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
   const { service } = options;
   const token = options.token ?? randomBytes(32).toString('hex');
   const rendererDir = resolve(options.rendererDir ?? DEFAULT_RENDERER_DIR);
-  const sockets = new Set<WebSocketConnection>();
+  const sockets = createPushSockets({ highWaterBytes: options.pushHighWaterBytes });
   let port = 0;
   const cookieName = () => `srpo_lab_${port}`;
 
-  /** 'ok', or the status to refuse with. */
-  const check = (req: IncomingMessage, url: URL): 'ok' | 401 | 403 => {
+  /** 'ok', or the status to refuse with and why. `upgrade`: a WebSocket handshake (an Origin is required). */
+  const check = (req: IncomingMessage, url: URL, upgrade: boolean): { status: 'ok' } | { status: 401 | 403; message: string } => {
     const host = req.headers.host ?? '';
-    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return 403;
+    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 403, message: 'unexpected Host header' };
+    const origin = req.headers.origin;
+    if (origin !== undefined && !ownOrigins(port).includes(origin)) return { status: 403, message: `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this lab's page` };
+    if (upgrade && origin === undefined) return { status: 403, message: 'WebSocket upgrade without an Origin header refused' };
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : null;
     const ok = sameToken(url.searchParams.get('token'), token) || sameToken(bearer, token) || sameToken(cookieValue(req, cookieName()), token);
-    return ok ? 'ok' : 401;
+    return ok ? { status: 'ok' } : { status: 401, message: 'missing or wrong token: open the URL srpo-lab serve printed' };
   };
 
   const refuse = (res: ServerResponse, status: 401 | 403 | 404 | 405 | 413, message: string) => {
@@ -127,6 +174,8 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
       return sendResult(res, 400, { ok: false, error: { code: 'invalid_input', message: 'content-type must be application/json' } });
     }
+    const invalid = (message: string) => sendResult(res, 400, { ok: false, error: { code: 'invalid_input', message } });
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) return refuse(res, 413, 'request body over 1 MiB');
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req) {
@@ -134,12 +183,17 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
       if (size > MAX_BODY) return refuse(res, 413, 'request body over 1 MiB');
       chunks.push(c as Buffer);
     }
+    const text = Buffer.concat(chunks).toString('utf8');
+    // Measured on the text: JSON.parse copes, but validation and the worker's structured clone recurse.
+    if (jsonTextDepth(text, MAX_INPUT_DEPTH) > MAX_INPUT_DEPTH) return invalid(`request body nests deeper than ${MAX_INPUT_DEPTH} levels`);
     let raw: unknown;
     try {
-      raw = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      raw = chunks.length ? JSON.parse(text) : {};
     } catch (err) {
-      return sendResult(res, 400, { ok: false, error: { code: 'invalid_input', message: `body is not JSON: ${(err as Error).message}` } });
+      return invalid(`body is not JSON: ${(err as Error).message}`);
     }
+    const bad = findForbiddenKey(raw);
+    if (bad) return invalid(forbiddenKeyMessage(bad.key, `request body at "${bad.path}"`));
     try {
       const value = await service.call(method, raw);
       sendResult(res, 200, { ok: true, value });
@@ -165,36 +219,37 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     // Opened with ?token=: keep it as a cookie so the page's own assets load without it.
     if (sameToken(url.searchParams.get('token'), token)) headers['set-cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`;
     res.writeHead(200, headers);
-    res.end(req.method === 'HEAD' ? undefined : readFileSync(path));
+    if (req.method === 'HEAD') return void res.end();
+    res.end(extname(path) === '.html' ? webModeHtml(readFileSync(path, 'utf8'), port) : readFileSync(path));
   };
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const verdict = check(req, url);
-    if (verdict !== 'ok') return refuse(res, verdict, verdict === 401 ? 'missing or wrong token: open the URL srpo-lab serve printed' : 'unexpected Host header');
+    const verdict = check(req, url, false);
+    if (verdict.status === 401 && req.method === 'GET' && !url.pathname.startsWith('/api/') && !url.pathname.startsWith('/assets/')) {
+      res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(port) });
+      return void res.end(tokenPage(url.searchParams.has('token') ? 'wrong' : 'missing'));
+    }
+    if (verdict.status !== 'ok') return refuse(res, verdict.status, verdict.message);
     if (url.pathname.startsWith('/api/')) {
       handleApi(req, res, url.pathname.slice(5)).catch((err) => sendResult(res, 500, { ok: false, error: toApiError(err) }));
     } else handleStatic(req, res, url);
   });
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const verdict = url.pathname === '/ws' ? check(req, url) : 404;
+    const verdict = url.pathname === '/ws' ? check(req, url, true).status : 404;
     if (verdict !== 'ok') {
       const text = verdict === 401 ? 'Unauthorized' : verdict === 403 ? 'Forbidden' : 'Not Found';
       socket.end(`HTTP/1.1 ${verdict} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    const conn = acceptWebSocket(req, socket);
-    if (!conn) return;
-    sockets.add(conn);
-    const dispose = service.subscribe((push) => conn.sendText(JSON.stringify(push)));
-    conn.onClose(() => {
-      dispose();
-      sockets.delete(conn);
+    sockets.accept(req, socket, head, (conn) => {
+      const dispose = service.subscribe((push) => conn.push(push));
+      conn.onClose(dispose);
+      conn.push({ type: 'hello' });
     });
-    conn.sendText(JSON.stringify({ type: 'hello' } satisfies LabPush));
   });
 
   await new Promise<void>((ok, fail) => {
@@ -207,7 +262,7 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     token,
     url: `http://127.0.0.1:${port}/?token=${token}`,
     close: async () => {
-      for (const s of [...sockets]) s.close(1001, 'server closing');
+      await sockets.closeAll();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },

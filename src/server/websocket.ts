@@ -1,118 +1,111 @@
 /**
- * A minimal WebSocket server side (RFC 6455) on node:http's 'upgrade' event, enough for the lab's
- * pushes: the handshake (Sec-WebSocket-Accept = base64(sha1(key + GUID))), unmasked text frames
- * out, masked frames in (text ignored, ping answered with pong, close echoed), 7/16/64-bit
- * lengths, no extensions and no fragmentation of what we send. Frames over 1 MiB from a client
- * close the socket (a client has nothing big to say).
+ * The push sockets of web mode on the `ws` library (noServer mode: server.ts owns the HTTP
+ * server and calls `accept` from its 'upgrade' handler after its own Host, Origin and token
+ * checks). `ws` does the RFC 6455 framing, the handshake (a request that is not a valid upgrade
+ * gets 400), ping/pong and the close handshake; frames over 1 MiB from a client close the socket
+ * (1009: a client has nothing big to say). No permessage-deflate: pushes are small and local.
  *
- * Not here: authentication (server.ts checks the token before calling `acceptWebSocket`).
- * Tested by test/server/server.test.ts (with Node's own WebSocket client, undici).
+ * Backpressure: a client that reads slower than the lab pushes (a throttled background tab, a
+ * stalled network) must not grow the server's memory. Once more than `highWaterBytes` are
+ * queued for a socket (`bufferedAmount`), pushes that only add detail are dropped (live points,
+ * progress, log lines: the page refetches series when it next needs them), pushes whose loss
+ * would leave the page wrong (status, the run list changed) are still sent, and above four times
+ * the threshold the socket is closed (1013, try again later): the page reconnects.
+ *
+ * Not here: authentication (server.ts checks before calling `accept`), what is pushed (LabService).
+ * Tested by test/server/server.test.ts, origin.test.ts and backpressure.test.ts (with `ws`'s client).
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { LabPush } from '../shared/api';
 
-const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-const MAX_IN = 1 << 20;
+/** Largest frame a client may send, in bytes. */
+export const MAX_CLIENT_FRAME = 1 << 20;
+/** Bytes queued for one socket above which detail pushes are dropped (default of `highWaterBytes`). */
+export const PUSH_HIGH_WATER = 1 << 20;
+/** Multiple of the threshold at which a socket that still does not read is closed. */
+const CLOSE_FACTOR = 4;
+/** How long `closeAll` waits for clients to answer the close handshake before cutting them off. */
+const CLOSE_GRACE_MS = 500;
 
-export interface WebSocketConnection {
-  sendText(text: string): void;
-  close(code?: number, reason?: string): void;
+/** What a congested socket does with each kind of push. */
+const WHEN_CONGESTED = {
+  hello: 'send',
+  progress: 'drop',
+  points: 'drop',
+  status: 'send',
+  runs: 'send',
+  log: 'drop',
+} as const satisfies Record<LabPush['type'], 'send' | 'drop'>;
+
+export interface PushSocket {
+  /** Sends one push as a JSON text frame, unless the socket is congested and the push is droppable. */
+  push(push: LabPush): void;
+  /** Pushes dropped so far because the client read too slowly. */
+  readonly dropped: number;
+  /** Bytes queued for the client and not yet handed to the network. */
+  readonly bufferedAmount: number;
   onClose(listener: () => void): void;
-  readonly closed: boolean;
 }
 
-function frame(opcode: number, payload: Buffer): Buffer {
-  const len = payload.length;
-  const head = len < 126 ? Buffer.alloc(2) : len < 65536 ? Buffer.alloc(4) : Buffer.alloc(10);
-  head[0] = 0x80 | opcode; // FIN + opcode
-  if (len < 126) head[1] = len;
-  else if (len < 65536) {
-    head[1] = 126;
-    head.writeUInt16BE(len, 2);
-  } else {
-    head[1] = 127;
-    head.writeBigUInt64BE(BigInt(len), 2);
-  }
-  return Buffer.concat([head, payload]);
+export interface PushSockets {
+  /** Completes the upgrade (after the caller's checks) and hands over the socket; invalid upgrades get 400 from `ws`. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, onOpen: (socket: PushSocket) => void): void;
+  /** Closes every open socket (1001), cutting off those that do not answer within CLOSE_GRACE_MS. */
+  closeAll(): Promise<void>;
 }
 
-/** Completes the handshake on `socket` and returns the connection; null (socket ended with 400) if the request is not a valid upgrade. */
-export function acceptWebSocket(req: IncomingMessage, socket: Duplex): WebSocketConnection | null {
-  const key = req.headers['sec-websocket-key'];
-  if (typeof key !== 'string' || req.headers.upgrade?.toLowerCase() !== 'websocket' || req.headers['sec-websocket-version'] !== '13') {
-    socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    return null;
-  }
-  const accept = createHash('sha1').update(key + GUID).digest('base64');
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+export function createPushSockets(options: { highWaterBytes?: number } = {}): PushSockets {
+  const highWater = options.highWaterBytes ?? PUSH_HIGH_WATER;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME, perMessageDeflate: false, clientTracking: false });
+  const open = new Set<WebSocket>();
 
-  let closed = false;
-  const closeListeners: (() => void)[] = [];
-  let buf = Buffer.alloc(0);
-  const finish = () => {
-    if (closed) return;
-    closed = true;
-    for (const l of closeListeners) l();
-  };
-  const conn: WebSocketConnection = {
-    get closed() {
-      return closed;
-    },
-    sendText(text) {
-      if (!closed && socket.writable) socket.write(frame(0x1, Buffer.from(text, 'utf8')));
-    },
-    close(code = 1000, reason = '') {
-      if (closed) return;
-      const payload = Buffer.alloc(2 + Buffer.byteLength(reason));
-      payload.writeUInt16BE(code, 0);
-      payload.write(reason, 2);
-      if (socket.writable) socket.end(frame(0x8, payload));
-      finish();
-    },
-    onClose(listener) {
-      closeListeners.push(listener);
-    },
+  const wrap = (ws: WebSocket): PushSocket => {
+    let dropped = 0;
+    return {
+      get dropped() {
+        return dropped;
+      },
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+      push(push) {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        const queued = ws.bufferedAmount;
+        if (queued > CLOSE_FACTOR * highWater) return ws.close(1013, 'client too slow: reconnect');
+        if (queued > highWater && WHEN_CONGESTED[push.type] === 'drop') {
+          dropped++;
+          return;
+        }
+        ws.send(JSON.stringify(push));
+      },
+      onClose(listener) {
+        ws.once('close', listener);
+      },
+    };
   };
 
-  socket.on('data', (chunk: Buffer) => {
-    buf = Buffer.concat([buf, chunk]);
-    for (;;) {
-      if (buf.length < 2) return;
-      const opcode = buf[0] & 0x0f;
-      const masked = (buf[1] & 0x80) !== 0;
-      let len = buf[1] & 0x7f;
-      let off = 2;
-      if (len === 126) {
-        if (buf.length < 4) return;
-        len = buf.readUInt16BE(2);
-        off = 4;
-      } else if (len === 127) {
-        if (buf.length < 10) return;
-        const big = buf.readBigUInt64BE(2);
-        if (big > BigInt(MAX_IN)) return conn.close(1009, 'too big');
-        len = Number(big);
-        off = 10;
-      }
-      if (len > MAX_IN) return conn.close(1009, 'too big');
-      // Client frames must be masked (RFC 6455 5.1).
-      if (!masked) return conn.close(1002, 'unmasked client frame');
-      if (buf.length < off + 4 + len) return;
-      const mask = buf.subarray(off, off + 4);
-      const payload = Buffer.from(buf.subarray(off + 4, off + 4 + len));
-      for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i & 3];
-      buf = buf.subarray(off + 4 + len);
-      if (opcode === 0x8) {
-        // Echo the close (its code, if any) and end.
-        if (!closed && socket.writable) socket.end(frame(0x8, payload.subarray(0, 2)));
-        finish();
-        return;
-      }
-      if (opcode === 0x9 && !closed && socket.writable) socket.write(frame(0xa, payload));
-      // Text (0x1), binary (0x2), continuation (0x0) and pong (0xA) from the client are ignored.
-    }
-  });
-  socket.on('close', finish);
-  socket.on('error', finish);
-  return conn;
+  return {
+    accept(req, socket, head, onOpen) {
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        open.add(ws);
+        ws.on('error', () => ws.terminate()); // a bad frame: `ws` has already sent the close code
+        ws.once('close', () => open.delete(ws));
+        onOpen(wrap(ws));
+      });
+    },
+    async closeAll() {
+      const closing = [...open].map(
+        (ws) =>
+          new Promise<void>((done) => {
+            if (ws.readyState === WebSocket.CLOSED) return done();
+            const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+            ws.once('close', () => (clearTimeout(cut), done()));
+            ws.close(1001, 'server closing');
+          }),
+      );
+      await Promise.all(closing);
+    },
+  };
 }

@@ -1,6 +1,8 @@
 /**
  * What the lab is and what exists of it so far: shown by the renderer's About view, browser-safe.
  * Keep this list true: it is the UI's honest statement of the features that are built.
+ * test/shared/about.test.ts checks that every `where` exists and that nothing listed as not built
+ * is a feature this list (or the code) already has.
  */
 export const LAB_NAME = 'SRPO Lab';
 
@@ -19,10 +21,16 @@ export const BUILT_FEATURES: readonly { name: string; where: string }[] = [
   { name: 'One API contract (LabApi) and its implementation over the store and engines', where: 'src/shared/api.ts, src/core/host/labService.ts' },
   { name: 'Web mode: srpo-lab serve (HTTP + WebSocket on 127.0.0.1, token)', where: 'src/server' },
   { name: 'Runs, new run, live dashboard, trace viewer, compare and reports', where: 'src/renderer' },
+  {
+    name: 'Trace viewer: per-token log-ratios (log π_cur − log π_old) on every member token, the set ratio, clip and advantage explained on each event',
+    where: 'src/renderer/src/components/TraceViewerEvent.vue, src/core/store/traces.ts',
+  },
+  { name: 'Desktop app: engines in Electron utility processes, the lab service in a worker thread', where: 'src/main, src/core/host/labWorker.ts' },
+  { name: 'Hugging Face model folders (Qwen3, Qwen2.5, Llama 3): load, score and sample with srpo-lab model', where: 'src/core/models/hf, src/cli/model.ts' },
 ];
 
 /** Parts of the lab that do not exist yet, so that the shell never pretends they do. */
 export const PLANNED_FEATURES: readonly string[] = [
-  'Engines in Electron utilityProcess (the desktop app forks them with Node for now)',
-  'Per-token log-ratios in the trace viewer (the store keeps per-token behaviour log-probs only)',
+  'Training or evaluating Hugging Face models in lab runs (runs train the lab\'s own small policies; srpo-lab model only loads, scores and samples a folder)',
+  'Traces of evaluation episodes (evaluations are stored as per-benchmark results: Avg@n, Pass@n, cost; the trace viewer shows training events)',
 ];

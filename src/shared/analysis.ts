@@ -7,7 +7,8 @@
  * Not here: fetching (the API client), drawing (renderer, report.ts). Browser-safe.
  * Tested by test/server/analysis.test.ts.
  */
-import type { EvaluationDto, SeriesPoint } from './api';
+import type { SeriesPoint } from './api';
+import type { StoredEvaluation } from './records';
 
 /**
  * Exponential moving average with bias correction (Adam-style, as TensorBoard's smoothing):
@@ -99,8 +100,16 @@ export interface EvalTableRow {
   seeds: number[];
   /** n of Avg@n / Pass@n (from the evaluations). */
   n: number;
-  /** benchmark -> Avg@n and Pass@n over seeds (each run's final evaluation). */
+  /** benchmark -> Avg@n and Pass@n over seeds (each run's last evaluation). */
   cells: Record<string, { avg: MeanStd; pass: MeanStd }>;
+  /** The step of each run's last evaluation (runIds order; -1: none). */
+  evalSteps: number[];
+  /**
+   * Every run's last evaluation is its final one (at its planned `steps`, after the last
+   * update). False for a stopped or running run whose last evaluation came earlier (a step-0
+   * evaluation is the untrained policy, not a result); true when steps are not given.
+   */
+  final: boolean;
   macro: { avg: MeanStd; pass: MeanStd };
 }
 
@@ -114,7 +123,9 @@ export interface EvalTableInput {
   name: string;
   seed: number;
   config: unknown;
-  evaluations: readonly EvaluationDto[];
+  evaluations: readonly StoredEvaluation[];
+  /** Planned steps: the final evaluation is recorded at this step. */
+  steps?: number;
 }
 
 const ms = (xs: number[]): MeanStd => ({ mean: mean(xs), std: sampleStd(xs), n: xs.length });
@@ -133,13 +144,11 @@ export function evalTable(runs: readonly EvalTableInput[]): EvalTable {
   }
   const rows: EvalTableRow[] = [];
   for (const members of groups.values()) {
-    const finals = members.map((r) => {
-      const last = Math.max(-1, ...r.evaluations.map((e) => e.step));
-      return r.evaluations.filter((e) => e.step === last);
-    });
+    const lastSteps = members.map((r) => Math.max(-1, ...r.evaluations.map((e) => e.step)));
+    const finals = members.map((r, i) => r.evaluations.filter((e) => e.step === lastSteps[i]));
     const cells: EvalTableRow['cells'] = {};
     for (const b of benchmarks) {
-      const per = finals.map((f) => f.find((e) => e.benchmark === b)).filter((e): e is EvaluationDto => !!e);
+      const per = finals.map((f) => f.find((e) => e.benchmark === b)).filter((e): e is StoredEvaluation => !!e);
       if (per.length) cells[b] = { avg: ms(per.map((e) => e.avgAtN)), pass: ms(per.map((e) => e.passAtN)) };
     }
     const macroAvg = finals.filter((f) => f.length).map((f) => mean(f.map((e) => e.avgAtN)));
@@ -150,6 +159,8 @@ export function evalTable(runs: readonly EvalTableInput[]): EvalTable {
       seeds: members.map((r) => r.seed),
       n: finals.flat()[0]?.n ?? 0,
       cells,
+      evalSteps: lastSteps,
+      final: members.every((r, i) => r.steps === undefined || lastSteps[i] === r.steps),
       macro: { avg: ms(macroAvg), pass: ms(macroPass) },
     });
   }
@@ -167,4 +178,22 @@ export function formatMeanStd(x: MeanStd | undefined, digits = 1): string {
 export function seriesXY(points: readonly SeriesPoint[], x: 'step' | 'time'): [number, number | null][] {
   const t0 = points[0]?.wallTime ?? 0;
   return points.map((p) => [x === 'step' ? p.step : (p.wallTime - t0) / 1000, p.value]);
+}
+
+/** A run's best evaluation: the step and value of its highest `eval/macro/avg`. */
+export type BestEval = { step: number; value: number };
+
+/**
+ * The best evaluation after one more point: the highest finite value wins, an equal one does not
+ * replace the earlier step. A fold step, so a whole series (the run list) and a live push (the
+ * renderer's store) compute it the same way.
+ */
+export function bestEvalAfter(best: BestEval | null, step: number, value: number | null | undefined): BestEval | null {
+  if (value === null || value === undefined || !Number.isFinite(value)) return best;
+  return !best || value > best.value ? { step, value } : best;
+}
+
+/** The best evaluation of a series (the first step of its highest finite value), or null when it has none. */
+export function bestEval(points: readonly { step: number; value: number | null }[]): BestEval | null {
+  return points.reduce<BestEval | null>((best, p) => bestEvalAfter(best, p.step, p.value), null);
 }

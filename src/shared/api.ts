@@ -2,8 +2,10 @@
  * The LabApi contract: every query and command the UI can make and every push it can receive,
  * typed once. Each method has a zod schema for its input, validated where the call arrives (the
  * Electron main process's ipcMain handlers, the web server's POST /api/<method>) by
- * `parseApiInput`; outputs are plain JSON-safe DTOs (typed arrays become number arrays, NaN
- * becomes null) so both transports carry them unchanged. Results travel wrapped in `ApiResult`.
+ * `parseApiInput`; outputs are the domain records of records.ts as the store returns them plus a
+ * few computed views (run summary, series), turned into what a transport carries once, by
+ * wire.ts (typed arrays become number arrays), so both transports carry the same values.
+ * Results travel wrapped in `ApiResult`.
  *
  * Not here: the implementation (src/core/host/labService.ts), the transports (src/main,
  * src/preload, src/server), the client (src/renderer/src/api/client.ts). Browser-safe: no Node
@@ -11,13 +13,23 @@
  */
 import { z } from 'zod';
 import { API_METHODS, type ApiMethod } from './apiMethods';
+import type { CheckpointInfo, EpisodeDetail, EventDetail, EventPage, StoredEvaluation, TokensWithText } from './records';
+import type { SuiteDetail, SuiteSummary } from './suites';
+import type { Wire } from './wire';
 
 export { API_METHODS, type ApiMethod } from './apiMethods';
+export type { SuiteDetail, SuiteEntry, SuiteSummary, SuiteTable, SuiteTableRow } from './suites';
+export type { Wire } from './wire';
 
 // ---------------------------------------------------------------------------------------------
-// DTOs (outputs)
+// Outputs: the domain records (records.ts) as the store returns them, and the views computed here
 
-export const RUN_STATUSES = ['created', 'running', 'paused', 'completed', 'failed', 'interrupted', 'stopped'] as const;
+/**
+ * The store's run statuses plus `queued`: a run waiting for an engine slot of its lab host (the
+ * engine limit, host/engineLimit.ts). `queued` is not stored in the runs table; the host derives it
+ * from the run's live `queued` lease (store/leases.ts), so it ends with the host that queued it.
+ */
+export const RUN_STATUSES = ['created', 'queued', 'running', 'paused', 'completed', 'failed', 'interrupted', 'stopped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** One row of the runs table. */
@@ -46,16 +58,10 @@ export interface RunSummary {
   active: boolean;
 }
 
-export interface CheckpointDto {
-  step: number;
-  path: string;
-  wallTime: number;
-}
-
 export interface RunDetail extends RunSummary {
   /** The frozen, validated config snapshot. */
   config: Record<string, unknown>;
-  checkpoints: CheckpointDto[];
+  checkpoints: CheckpointInfo[];
 }
 
 export interface PresetInfo {
@@ -117,114 +123,11 @@ export interface SeriesPoint {
 
 export type SeriesMap = Record<string, SeriesPoint[]>;
 
-export interface EvaluationDto {
-  step: number;
-  benchmark: string;
-  n: number;
-  queries: number;
-  avgAtN: number;
-  passAtN: number;
-  tokensPerQuery: number;
-  callsPerQuery: number;
-  toolCallsPerQuery: number;
-  successesPerMTok: number;
-  latencyP50Ms: number;
-  latencyP95Ms: number;
-}
-
-export interface EventSummaryDto {
-  id: number;
-  runId: number;
-  step: number;
-  episodeId: number;
-  key: string;
-  seq: number;
-  kind: string;
-  stateId: string;
-  group: string;
-  expectedK: number;
-  memberCount: number;
-  invalidMembers: number;
-  complete: boolean;
-  dropReason: string | null;
-  reward: number;
-  advantage: number | null;
-  logRatio: number | null;
-  ratio: number | null;
-  clipped: 'low' | 'high' | null;
-}
-
-export interface EventCursorDto {
-  step: number;
-  id: number;
-}
-
-export interface EventPageDto {
-  events: EventSummaryDto[];
-  next: EventCursorDto | null;
-}
-
-export interface MemberTokensDto {
-  /** Generated tokens as text pieces (one per token; special tokens as `<eos>` etc.). */
-  outputText: string[];
-  outputTokens: number[];
-  /** Behaviour log-prob of each generated token, nats. */
-  logpOld: number[];
-  /** Loss mask of each generated token (0 = masked, excluded from the objective). */
-  mask: number[];
-  /**
-   * Current-policy log-prob of each generated token at the member's last update, nats (a
-   * non-finite value arrives as null); logpCur - logpOld is the token's log-ratio. null when not
-   * recorded (the member took part in no update, or the run predates schema version 2).
-   */
-  logpCur: (number | null)[] | null;
-  promptLength: number;
-}
-
-export interface MemberDto {
-  id: number;
-  memberIndex: number;
-  role: string;
-  policyId: string;
-  policyVersion: number;
-  prompt: string;
-  output: string;
-  valid: boolean;
-  parseError: string | null;
-  /** Member log-ratio l_{e,j} at the last update epoch, nats. */
-  logRatio: number | null;
-  promptLength: number;
-  outputLength: number;
-  /** Token detail; null for steps stored without it (tokenDetailEvery). */
-  tokens: MemberTokensDto | null;
-}
-
-export interface EventDetailDto extends EventSummaryDto {
-  members: MemberDto[];
-}
-
-export interface EpisodeDto {
-  id: number;
-  runId: number;
-  step: number;
-  key: string;
-  split: 'train' | 'eval';
-  taskId: string;
-  benchmark: string;
-  rollout: number;
-  finalAnswer: string | null;
-  reward: number;
-  correct: boolean;
-  generatedTokens: number;
-  calls: number;
-  toolCalls: number;
-  latencyMs: number;
-  /** In episode order, without members (open one with getEvent). */
-  events: EventSummaryDto[];
-}
-
 export const REPORT_FORMATS = ['html', 'markdown', 'csv-metrics', 'csv-events', 'pdf'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
+/** What exportReport takes: the run reports' formats, and the suite table as CSV (csv-table). */
+export const EXPORT_FORMATS = [...REPORT_FORMATS, 'csv-table'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export interface ReportFile {
   filename: string;
@@ -306,13 +209,25 @@ export const apiInputSchemas = {
     .strict(),
   getEvent: z.object({ eventId: id }).strict(),
   getEpisode: z.object({ episodeId: id }).strict(),
-  exportReport: z.object({ runIds: z.array(id).min(1).max(16), format: z.enum(REPORT_FORMATS) }).strict(),
+  /** runIds, or suiteId (the suite's completed runs, its tables leading the report); csv-table: the tables as CSV. */
+  exportReport: z
+    .object({ runIds: z.array(id).min(1).max(16).optional(), suiteId: id.optional(), baseline: z.string().max(200).optional(), format: z.enum(EXPORT_FORMATS) })
+    .strict()
+    .refine((x) => (x.runIds === undefined) !== (x.suiteId === undefined), { message: 'give runIds or suiteId, not both' }),
+  listSuites: z.object({}).strict(),
+  /** baseline: the row the paired differences are taken against (default: the suite's). */
+  getSuite: z.object({ suiteId: id, baseline: z.string().max(200).optional() }).strict(),
+  /** spec: a suite spec (src/core/suites/spec.ts: rows, seeds, vary, sets, baseline); start: queue its runs. */
+  createSuite: z.object({ spec: z.record(z.string(), z.unknown()), start: z.boolean().optional() }).strict(),
+  /** Queues every run of the suite that is not completed (resuming interrupted ones). */
+  startSuite: z.object({ suiteId: id }).strict(),
 } satisfies Record<ApiMethod, z.ZodType>;
 
 export type ApiInput<M extends ApiMethod> = z.input<(typeof apiInputSchemas)[M]>;
 export type ApiParsedInput<M extends ApiMethod> = z.output<(typeof apiInputSchemas)[M]>;
 
-export interface ApiOutputs {
+/** What each handler returns: the store's domain records as read, and the host's computed views. */
+export interface ApiResults {
   listRuns: RunSummary[];
   getRun: RunDetail;
   deleteRun: { deleted: boolean };
@@ -326,12 +241,21 @@ export interface ApiOutputs {
   stopRun: { ok: true };
   metricKeys: string[];
   metricSeries: SeriesMap;
-  evaluations: EvaluationDto[];
-  listEvents: EventPageDto;
-  getEvent: EventDetailDto;
-  getEpisode: EpisodeDto;
+  evaluations: StoredEvaluation[];
+  listEvents: EventPage;
+  /** Members' output tokens decoded to text by the host (it knows the tokenizer). */
+  getEvent: EventDetail<TokensWithText>;
+  /** Events without their members (empty; open one with getEvent). */
+  getEpisode: EpisodeDetail;
   exportReport: ReportFile;
+  listSuites: SuiteSummary[];
+  getSuite: SuiteDetail;
+  createSuite: { suiteId: number };
+  startSuite: { queued: number };
 }
+
+/** What a client receives: each result as the transport carries it (wire.ts: typed arrays as arrays, once, in LabService.call). */
+export type ApiOutputs = { [M in ApiMethod]: Wire<ApiResults[M]> };
 
 /** The API as the renderer sees it: one async function per method. */
 export type LabApi = { [M in ApiMethod]: (input: ApiInput<M>) => Promise<ApiOutputs[M]> };
@@ -343,7 +267,7 @@ export interface LabClient extends LabApi {
 }
 
 /** The implementation side (LabService): validated inputs in. */
-export type LabApiHandlers = { [M in ApiMethod]: (input: ApiParsedInput<M>) => Promise<ApiOutputs[M]> | ApiOutputs[M] };
+export type LabApiHandlers = { [M in ApiMethod]: (input: ApiParsedInput<M>) => Promise<ApiResults[M]> | ApiResults[M] };
 
 // ---------------------------------------------------------------------------------------------
 // Errors and the wire envelope

@@ -23,6 +23,10 @@ export const API_METHODS = [
   'getEvent',
   'getEpisode',
   'exportReport',
+  'listSuites',
+  'getSuite',
+  'createSuite',
+  'startSuite',
 ] as const;
 
 export type ApiMethod = (typeof API_METHODS)[number];
@@ -30,4 +34,3 @@ export type ApiMethod = (typeof API_METHODS)[number];
 /** IPC channel of a method (`lab:listRuns`) and of the pushes. */
 export const ipcChannel = (method: ApiMethod): string => `lab:${method}`;
 export const PUSH_CHANNEL = 'lab:push';
-export const SUBSCRIBE_CHANNEL = 'lab:subscribe';

@@ -47,7 +47,8 @@ export function niceYRange(lo: number, hi: number): YRange {
  * range: live points inside the axis change nothing on it (same object back).
  */
 export function keepYRange(lo: number, hi: number, current: YRange | null): YRange {
-  if (current && Number.isFinite(lo) && Number.isFinite(hi) && lo >= current.min && hi <= current.max && hi - lo >= MIN_FILL * (current.max - current.min)) return current;
+  const inside = current && Number.isFinite(lo) && Number.isFinite(hi) && lo >= current.min && hi <= current.max;
+  if (inside && hi - lo >= MIN_FILL * (current.max - current.min)) return current;
   return niceYRange(lo, hi);
 }
 

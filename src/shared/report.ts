@@ -4,22 +4,34 @@
  * by a browser (the web server's headless Chromium). Pure string building, browser-safe, so the
  * host (LabService.exportReport) and, if wanted, the renderer can both build reports.
  *
- * Not here: reading the store (labService.ts). Tested by test/server/api.test.ts (content) and
- * test/e2e/lab.test.ts (downloads from the UI).
+ * Text from users (run names, config values) is escaped for its format: HTML entities in the HTML
+ * report; in Markdown, HTML entities plus backslash-escaped Markdown syntax, one line per cell,
+ * and config values in code spans whose fence is longer than any backtick run inside, so no
+ * name can inject raw HTML, links or table cells into a report opened elsewhere.
+ *
+ * Not here: reading the store (labService.ts). Tested by test/server/server.test.ts (content),
+ * test/shared/reportEscape.test.ts (escaping) and test/e2e/lab.test.ts (downloads from the UI).
  */
 import { configsDiff, emaSmooth, evalTable, formatMeanStd } from './analysis';
-import type { EvaluationDto, EventSummaryDto, RunDetail, SeriesMap } from './api';
+import { figureSeries, figureSvg } from './reportChart';
+import type { RunDetail, SeriesMap } from './api';
+import type { EventSummary, StoredEvaluation } from './records';
+import { stepsText } from './stepConvention';
+import { endedBy } from './budget';
+import { COST_COLUMNS, COST_LABELS, formatDifference, formatPlain, type SuiteDetail, type SuiteTable } from './suites';
 
 export interface ReportRun {
   run: RunDetail;
   /** Downsampled series of the charted keys. */
   series: SeriesMap;
-  evaluations: EvaluationDto[];
+  evaluations: StoredEvaluation[];
 }
 
 export interface ReportData {
   generatedAt: number;
   runs: ReportRun[];
+  /** When the report is of a suite: its tables (quality with paired differences, cost, dynamics) lead it. */
+  suite?: SuiteDetail;
 }
 
 /** Metrics drawn in reports, in order (those a run lacks are skipped). */
@@ -36,61 +48,100 @@ export const REPORT_CHART_KEYS = [
   'response/length_mean',
   'set/size_mean',
   'cost/tokens',
+  // Cumulative rollout cost (matched budgets): also what "ended by" reads.
+  'budget/team_tokens',
+  'budget/tool_calls',
 ] as const;
 
-const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7'];
+/** What ended a run's training: the step count, or a budget of its config (src/shared/budget.ts). */
+export function endedByLine(r: ReportRun): string {
+  const budget = (r.run.config as { budget?: Record<string, number> } | null)?.budget;
+  const last = Object.fromEntries(Object.entries(r.series).map(([k, pts]) => [k, pts.at(-1)?.value ?? null]));
+  return `run ${r.run.id}: ${endedBy(budget, last).label}`;
+}
+
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/** User text as Markdown inline text: no raw HTML, no Markdown syntax, no line breaks, no cell breaks. */
+export function escapeMarkdown(s: string): string {
+  return s
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(/[\\`*_[\]()#!|~]/g, (c) => `\\${c}`)
+    .replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+}
+
+/** User text as a Markdown code span (literal, HTML not interpreted), safe inside a table cell. */
+export function markdownCode(s: string): string {
+  const one = s.replace(/[\r\n]+/g, ' ');
+  const longest = Math.max(0, ...(one.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = one.startsWith('`') || one.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${one}${pad}${fence}`.replace(/\|/g, '\\|');
+}
+
+/** A Markdown cell that is already Markdown (a code span), not text to escape. */
+interface MdCell {
+  md: string;
+}
+
 const fmt = (v: number | null | undefined, digits = 4): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : Number(v.toPrecision(digits)).toString());
 
-/** A small line chart as standalone SVG: one line per series, axes with min/max labels. */
-export function svgLineChart(title: string, lines: { name: string; points: [number, number | null][] }[], width = 460, height = 190): string {
-  const pad = { l: 48, r: 10, t: 22, b: 22 };
-  const all = lines.flatMap((l) => l.points).filter((p): p is [number, number] => p[1] !== null && Number.isFinite(p[1]));
-  const head = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(title)}"><rect width="100%" height="100%" fill="#fff"/><text x="${pad.l}" y="14" font-size="12" font-family="sans-serif" fill="#222">${escapeHtml(title)}</text>`;
-  if (!all.length) return `${head}<text x="${width / 2}" y="${height / 2}" font-size="11" text-anchor="middle" fill="#888">no data</text></svg>`;
-  let [x0, x1, y0, y1] = [Math.min(...all.map((p) => p[0])), Math.max(...all.map((p) => p[0])), Math.min(...all.map((p) => p[1])), Math.max(...all.map((p) => p[1]))];
-  if (x1 === x0) x1 = x0 + 1;
-  if (y1 === y0) [y0, y1] = [y0 - 0.5, y1 + 0.5];
-  const sx = (x: number) => pad.l + ((x - x0) / (x1 - x0)) * (width - pad.l - pad.r);
-  const sy = (y: number) => height - pad.b - ((y - y0) / (y1 - y0)) * (height - pad.t - pad.b);
-  const axes =
-    `<line x1="${pad.l}" y1="${height - pad.b}" x2="${width - pad.r}" y2="${height - pad.b}" stroke="#999"/>` +
-    `<line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${height - pad.b}" stroke="#999"/>` +
-    `<text x="${pad.l - 4}" y="${pad.t + 8}" font-size="10" text-anchor="end" font-family="sans-serif">${fmt(y1, 3)}</text>` +
-    `<text x="${pad.l - 4}" y="${height - pad.b}" font-size="10" text-anchor="end" font-family="sans-serif">${fmt(y0, 3)}</text>` +
-    `<text x="${pad.l}" y="${height - 6}" font-size="10" font-family="sans-serif">step ${fmt(x0)}</text>` +
-    `<text x="${width - pad.r}" y="${height - 6}" font-size="10" text-anchor="end" font-family="sans-serif">${fmt(x1)}</text>`;
-  const paths = lines
-    .map((l, i) => {
-      const segs: string[] = [];
-      let pen = false;
-      for (const [x, y] of l.points) {
-        if (y === null || !Number.isFinite(y)) {
-          pen = false;
-          continue;
-        }
-        segs.push(`${pen ? 'L' : 'M'}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`);
-        pen = true;
-      }
-      const color = PALETTE[i % PALETTE.length];
-      const dots = l.points.length <= 40 ? l.points.filter((p) => p[1] !== null).map(([x, y]) => `<circle cx="${sx(x).toFixed(1)}" cy="${sy(y!).toFixed(1)}" r="2" fill="${color}"/>`).join('') : '';
-      return `<path d="${segs.join('')}" fill="none" stroke="${color}" stroke-width="1.5"><title>${escapeHtml(l.name)}</title></path>${dots}`;
+/** A line chart as standalone SVG (shared/reportChart figureSvg): one line per series, x by step. */
+export function svgLineChart(title: string, lines: { name: string; points: [number, number | null][] }[], width = 520, height = 230): string {
+  return figureSvg({ title, yTitle: title, xTitle: 'step', series: lines.map((l) => ({ name: l.name, line: l.points, markers: l.points.length <= 40 })), width, height });
+}
+
+/** Values in percent: evaluation rates (Avg@n, Pass@n) of any benchmark. */
+const isRateKey = (k: string) => /^eval\/.+\/(avg|pass)$/.test(k);
+/** A fraction as a percent, one decimal: 0.388 -> "38.8". */
+const pct = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : (v * 100).toFixed(1));
+/** Titles of the report's figures (the metric key is the y-axis title). */
+const FIGURE_TITLES: Partial<Record<string, string>> = {
+  'reward/mean': 'Training reward (mean per episode)',
+  'eval/macro/avg': 'Validation Avg@n (macro over benchmarks)',
+  'eval/macro/pass': 'Validation Pass@n (macro over benchmarks)',
+  'loss/total': 'Loss',
+  'grad/norm': 'Gradient norm (before clipping)',
+  'clip/frac_low': 'Clipped fraction (low side)',
+  'clip/frac_high': 'Clipped fraction (high side)',
+  'ratio/mean': 'Importance ratio (mean)',
+  entropy: 'Policy entropy',
+  'response/length_mean': 'Response length (tokens)',
+  'set/size_mean': 'Set size (members per event)',
+  'cost/tokens': 'Tokens per episode',
+};
+/** EMA weight of the report's smoothed curves (the dashboard's default). */
+const REPORT_SMOOTHING = 0.6;
+
+/** The report's figures: every charted key some run has, raw + EMA (evaluations raw), seeds as mean ± std bands. */
+function reportFigures(data: ReportData, n: number): string {
+  return REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length))
+    .map((k) => {
+      const runs = data.runs.map((r) => ({ id: r.run.id, name: r.run.name, config: r.run.config, points: r.series[k] ?? [] }));
+      const title = (FIGURE_TITLES[k] ?? k).replace('Avg@n', `Avg@${n}`).replace('Pass@n', `Pass@${n}`);
+      return figureSvg({ title, yTitle: k, xTitle: 'step', percent: isRateKey(k), series: figureSeries(runs, k.startsWith('eval/') ? 0 : REPORT_SMOOTHING) });
     })
-    .join('');
-  const legend = lines.length > 1 ? lines.map((l, i) => `<text x="${width - pad.r}" y="${14 + i * 11}" font-size="10" text-anchor="end" fill="${PALETTE[i % PALETTE.length]}" font-family="sans-serif">${escapeHtml(l.name)}</text>`).join('') : '';
-  return `${head}${axes}${paths}${legend}</svg>`;
+    .join('\n');
 }
 
 function evalTableRows(data: ReportData) {
-  return evalTable(data.runs.map((r) => ({ runId: r.run.id, name: r.run.name, seed: r.run.seed, config: r.run.config, evaluations: r.evaluations })));
+  return evalTable(
+    data.runs.map((r) => ({
+      runId: r.run.id,
+      name: r.run.name,
+      seed: r.run.seed,
+      config: r.run.config,
+      evaluations: r.evaluations,
+      steps: r.run.steps,
+    })),
+  );
 }
 
-const runLine = (r: RunDetail) => [r.id, r.name, r.status, r.preset ?? 'custom', r.workflow, r.objective, r.backend ?? '–', r.seed, `${Math.max(0, r.lastStep + 1)}/${r.steps}`, r.bestEval ? fmt(r.bestEval.value) : '–'];
-const RUN_HEAD = ['id', 'name', 'status', 'preset', 'workflow', 'objective', 'backend', 'seed', 'steps', 'best eval'];
+const runLine = (r: RunDetail) => [r.id, r.name, r.status, r.preset ?? 'custom', r.workflow, r.objective, r.backend ?? '–', r.seed, stepsText(r.lastStep, r.steps), r.bestEval ? pct(r.bestEval.value) : '–'];
+const RUN_HEAD = ['id', 'name', 'status', 'preset', 'workflow', 'objective', 'backend', 'seed', 'steps', 'best eval %'];
 
 /** The self-contained HTML report (charts inline SVG, no scripts, no external resources). */
 export function htmlReport(data: ReportData): string {
@@ -98,34 +149,31 @@ export function htmlReport(data: ReportData): string {
   const table = (head: string[], rows: (string | number)[][]) =>
     `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(String(h))}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
   const et = evalTableRows(data);
-  const evalHead = ['config', 'seeds', ...et.benchmarks.flatMap((b) => [`${b} Avg@n`, `${b} Pass@n`]), 'macro Avg', 'macro Pass'];
-  const evalRows = et.rows.map((r) => [r.label, r.seeds.join(' '), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]);
-  const charts = REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length))
-    .map((k) =>
-      svgLineChart(
-        k,
-        data.runs.map((r) => ({ name: `${r.run.id} ${r.run.name}`, points: (r.series[k] ?? []).map((p) => [p.step, p.value] as [number, number | null]) })),
-      ),
-    )
-    .join('\n');
+  const n = et.rows[0]?.n || 'n';
+  const evalHead = ['config', 'seeds', 'evaluated at', ...et.benchmarks.flatMap((b) => [`${b} Avg@${n}`, `${b} Pass@${n}`]), `macro Avg@${n}`, `macro Pass@${n}`];
+  const evalRows = et.rows.map((r) => [r.label, r.seeds.join(' '), evalAt(r), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]);
+  const charts = reportFigures(data, Number(n) || 0);
   const diff = data.runs.length > 1 ? configsDiff(data.runs.map((r) => r.run.config)) : [];
   const configs = data.runs
     .map((r) => `<details${data.runs.length === 1 ? ' open' : ''}><summary>Config of run ${r.run.id}</summary><pre>${escapeHtml(JSON.stringify(r.run.config, null, 2))}</pre></details>`)
     .join('\n');
   const evalDetail = data.runs
-    .map((r) => `<h3>Evaluations of run ${r.run.id}</h3>${table(['step', 'benchmark', 'n', 'queries', 'Avg@n', 'Pass@n', 'tokens/query', 'calls/query', 'p50 ms'], r.evaluations.map((e) => [e.step, e.benchmark, e.n, e.queries, fmt(e.avgAtN), fmt(e.passAtN), fmt(e.tokensPerQuery), fmt(e.callsPerQuery), fmt(e.latencyP50Ms)]))}`)
+    .map((r) => `<h3>Evaluations of run ${r.run.id}</h3>${table(['step', 'benchmark', 'n', 'queries', `Avg@${r.evaluations[0]?.n ?? 'n'} %`, `Pass@${r.evaluations[0]?.n ?? 'n'} %`, 'tokens/query', 'calls/query', 'p50 ms'], r.evaluations.map((e) => [e.step, e.benchmark, e.n, e.queries, pct(e.avgAtN), pct(e.passAtN), fmt(e.tokensPerQuery), fmt(e.callsPerQuery), fmt(e.latencyP50Ms)]))}`)
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1040px}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ccd;padding:3px 8px;text-align:left}th{background:#eef1f6}.charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #e3e6ee}pre{background:#f6f7fa;padding:8px;font-size:12px;overflow:auto}small{color:#667}</style>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1040px}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ccd;padding:3px 8px;text-align:left}th{background:#eef1f6}.charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #e3e6ee;max-width:100%;height:auto}pre{background:#f6f7fa;padding:8px;font-size:12px;overflow:auto}small{color:#667}.nowrap td,.nowrap th{white-space:nowrap}td{overflow-wrap:anywhere}
+@page{size:A4;margin:12mm 10mm}@media print{body{margin:0;max-width:none;font-size:11px}table{font-size:9.5px}th,td{padding:2px 4px}.nowrap table{font-size:8.5px}.nowrap th,.nowrap td{padding:2px 3px}.charts svg{break-inside:avoid}h2{break-after:avoid}}</style>
 </head><body>
 <h1>${escapeHtml(title)}</h1>
 <p><small>Generated ${new Date(data.generatedAt).toISOString()} by SRPO Lab.</small></p>
+${data.suite ? suiteSectionHtml(data.suite) : ''}
 <h2>Runs</h2>
-${table(RUN_HEAD, data.runs.map((r) => runLine(r.run)))}
-<h2>Evaluation (final, mean ± sample std over seeds, %)</h2>
-${table(evalHead, evalRows)}
+<div class="nowrap">${table(RUN_HEAD, data.runs.map((r) => runLine(r.run)))}</div>
+<p><small>Training ended by: ${escapeHtml(data.runs.map(endedByLine).join('; '))}.</small></p>
+<h2>Evaluation (each run's last: final unless marked, mean ± sample std over seeds, %)</h2>
+<div class="nowrap">${table(evalHead, evalRows)}</div>
 <h2>Curves</h2>
 <div class="charts">
 ${charts}
@@ -140,31 +188,58 @@ ${configs}
 
 /** Markdown: runs, evaluation table, last value of each charted metric, config diff. */
 export function markdownReport(data: ReportData): string {
-  const row = (cells: (string | number)[]) => `| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`;
-  const tableMd = (head: string[], rows: (string | number)[][]) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+  const cell = (c: string | number | MdCell) => (typeof c === 'object' ? c.md : escapeMarkdown(String(c)));
+  const row = (cells: (string | number | MdCell)[]) => `| ${cells.map(cell).join(' | ')} |`;
+  const tableMd = (head: string[], rows: (string | number | MdCell)[][]) => [row(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(row)].join('\n');
   const et = evalTableRows(data);
-  const out: string[] = [`# SRPO Lab report: ${data.runs.map((r) => `run ${r.run.id} (${r.run.name})`).join(', ')}`, '', `Generated ${new Date(data.generatedAt).toISOString()}.`, '', '## Runs', '', tableMd(RUN_HEAD, data.runs.map((r) => runLine(r.run)))];
-  out.push('', '## Evaluation (final, %, mean ± sample std over seeds)', '');
+  const out: string[] = [`# SRPO Lab report: ${data.runs.map((r) => `run ${r.run.id} (${escapeMarkdown(r.run.name)})`).join(', ')}`, '', `Generated ${new Date(data.generatedAt).toISOString()}.`];
+  if (data.suite) out.push('', suiteSectionMarkdown(data.suite));
+  out.push('', '## Runs', '', tableMd(RUN_HEAD, data.runs.map((r) => runLine(r.run))));
+  out.push('', `Training ended by: ${escapeMarkdown(data.runs.map(endedByLine).join('; '))}.`);
+  out.push('', "## Evaluation (each run's last: final unless marked, %, mean ± sample std over seeds)", '');
   out.push(
     tableMd(
-      ['config', 'seeds', ...et.benchmarks.flatMap((b) => [`${b} Avg@n`, `${b} Pass@n`]), 'macro Avg', 'macro Pass'],
-      et.rows.map((r) => [r.label, r.seeds.join(' '), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]),
+      ['config', 'seeds', 'evaluated at', ...et.benchmarks.flatMap((b) => [`${b} Avg@${et.rows[0]?.n || 'n'}`, `${b} Pass@${et.rows[0]?.n || 'n'}`]), `macro Avg@${et.rows[0]?.n || 'n'}`, `macro Pass@${et.rows[0]?.n || 'n'}`],
+      et.rows.map((r) => [r.label, r.seeds.join(' '), evalAt(r), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]),
     ),
   );
   out.push('', '## Last values', '');
   const keys = REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length));
-  out.push(tableMd(['metric', ...data.runs.map((r) => `run ${r.run.id}`)], keys.map((k) => [k, ...data.runs.map((r) => fmt(r.series[k]?.at(-1)?.value))])));
-  out.push('', '## Smoothed reward/mean (EMA 0.6)', '');
-  for (const r of data.runs) {
-    const s = r.series['reward/mean'] ?? [];
-    out.push(`- run ${r.run.id}: ${emaSmooth(s.map((p) => p.value), 0.6).map((v) => fmt(v, 3)).join(', ') || '–'}`);
-  }
+  out.push(tableMd(['metric', ...data.runs.map((r) => `run ${r.run.id}`)], keys.map((k) => [isRateKey(k) ? `${k} (%)` : k, ...data.runs.map((r) => (isRateKey(k) ? pct : fmt)(r.series[k]?.at(-1)?.value))])));
+  out.push('', '## Smoothed reward/mean (EMA 0.6)', '', smoothedRewardTable(data, tableMd));
   if (data.runs.length > 1) {
     const diff = configsDiff(data.runs.map((r) => r.run.config));
-    out.push('', '## Config differences', '', tableMd(['field', ...data.runs.map((r) => `run ${r.run.id}`)], diff.map((d) => [d.path, ...d.values.map((v) => `\`${JSON.stringify(v) ?? '–'}\``)])));
+    out.push('', '## Config differences', '', tableMd(['field', ...data.runs.map((r) => `run ${r.run.id}`)], diff.map((d) => [d.path, ...d.values.map((v) => ({ md: markdownCode(JSON.stringify(v) ?? '–') }))])));
   }
-  for (const r of data.runs) out.push('', `## Config of run ${r.run.id}`, '', '```json', JSON.stringify(r.run.config, null, 2), '```');
+  for (const r of data.runs) {
+    const json = JSON.stringify(r.run.config, null, 2);
+    // A fence longer than any backtick run inside: no value can close it early.
+    const fence = '`'.repeat(Math.max(3, ...(json.match(/`+/g) ?? []).map((run) => run.length + 1)));
+    out.push('', `## Config of run ${r.run.id}`, '', `${fence}json`, json, fence);
+  }
   return `${out.join('\n')}\n`;
+}
+
+/** Where a table row's evaluations come from: "final", or the steps of earlier ones (a stopped run's). */
+const evalAt = (r: { final: boolean; evalSteps: number[] }) => (r.final ? 'final' : `step ${r.evalSteps.join(' / ')} (not final)`);
+
+/**
+ * The smoothed reward as a small table, one row per run: the EMA at the first step, at a
+ * quarter, half and three quarters of the run, at the last step, and its lowest and highest.
+ */
+function smoothedRewardTable(data: ReportData, tableMd: (head: string[], rows: (string | number)[][]) => string): string {
+  const rows = data.runs.map((r) => {
+    const pts = r.series['reward/mean'] ?? [];
+    const ema = emaSmooth(pts.map((p) => p.value), REPORT_SMOOTHING);
+    if (!pts.length) return [`run ${r.run.id}`, '–', '–', '–', '–', '–', '–', '–'];
+    const at = (q: number) => {
+      const i = Math.round(q * (pts.length - 1));
+      return `${fmt(ema[i], 3)} at step ${pts[i].step}`;
+    };
+    const finite = ema.filter((v): v is number => v !== null && Number.isFinite(v));
+    return [`run ${r.run.id}`, at(0), at(0.25), at(0.5), at(0.75), at(1), fmt(Math.min(...finite), 3), fmt(Math.max(...finite), 3)];
+  });
+  return tableMd(['run', 'first', '¼', '½', '¾', 'last', 'min', 'max'], rows);
 }
 
 function csvCell(v: unknown): string {
@@ -183,9 +258,81 @@ export function metricsCsv(rows: { runId: number; key: string; step: number; val
 
 export const EVENT_CSV_HEAD = ['run', 'step', 'event_id', 'episode_id', 'key', 'seq', 'kind', 'state', 'group', 'k', 'members', 'invalid_members', 'complete', 'drop_reason', 'reward', 'advantage', 'log_ratio', 'ratio', 'clipped'];
 
-export function eventsCsv(events: EventSummaryDto[]): string {
+export function eventsCsv(events: EventSummary[]): string {
   return csvLines(
     EVENT_CSV_HEAD,
-    events.map((e) => [e.runId, e.step, e.id, e.episodeId, e.key, e.seq, e.kind, e.stateId, e.group, e.expectedK, e.memberCount, e.invalidMembers, e.complete, e.dropReason, e.reward, e.advantage, e.logRatio, e.ratio, e.clipped]),
+    events.map((e) => [
+      e.runId, e.step, e.id, e.episodeId, e.key, e.seq, e.kind, e.stateId, e.group, e.expectedK, e.memberCount, e.invalidMembers,
+      e.complete, e.dropReason, e.reward, e.advantage, e.logRatio, e.ratio, e.clipped,
+    ]),
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suite tables (src/shared/suites.ts): the paper's Tables 1-3 and Appendix D columns.
+
+/** The three suite tables as header + rows of plain strings (escaped by each format). */
+export function suiteTableRows(t: SuiteTable): { title: string; head: string[]; rows: string[][] }[] {
+  const quality = {
+    title: `Quality (final evaluation, %, mean ± sample std over seeds; Δ: paired difference vs "${t.baseline}" in points, [95% t interval], (seeds won/pairs))`,
+    head: ['row', 'seeds', ...t.benchmarks.flatMap((b) => [`${b} Avg@n`, `${b} Pass@n`]), 'macro Avg@n', 'macro Pass@n', 'Δ macro Avg@n', 'Δ macro Pass@n'],
+    rows: t.rows.map((r) => [
+      r.label,
+      r.seeds.join(' ') || '–',
+      ...t.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
+      formatMeanStd(r.macro.avg),
+      formatMeanStd(r.macro.pass),
+      r.label === t.baseline ? 'baseline' : formatDifference(r.diff?.avg),
+      r.label === t.baseline ? 'baseline' : formatDifference(r.diff?.pass),
+    ]),
+  };
+  const cost = {
+    title: 'Cost (final evaluation, per query, mean over benchmarks; U_tok: correct answers per million generated tokens)',
+    head: ['row', ...COST_COLUMNS.map((c) => COST_LABELS[c])],
+    rows: t.rows.map((r) => [r.label, ...COST_COLUMNS.map((c) => formatPlain(r.cost[c]))]),
+  };
+  const dynamics = {
+    title: 'Training dynamics (grad/norm over the run: mean, coefficient of variation, range over all seeds)',
+    head: ['row', 'grad-norm mean', 'CV', 'range'],
+    rows: t.rows.map((r) => [r.label, formatPlain(r.dynamics.gradMean), formatPlain(r.dynamics.gradCv), r.dynamics.gradMin === null ? '–' : `[${fmt(r.dynamics.gradMin)}, ${fmt(r.dynamics.gradMax)}]`]),
+  };
+  return [quality, cost, dynamics];
+}
+
+function suiteHeading(s: SuiteDetail): string {
+  return `Suite ${s.id} "${s.name}": ${s.rows.length} rows x ${s.seeds.length} seeds (${s.counts.completed ?? 0} of ${s.total} runs completed)`;
+}
+
+function suiteSectionHtml(s: SuiteDetail): string {
+  const table = (head: string[], rows: string[][]) =>
+    `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
+  return `<h2>${escapeHtml(suiteHeading(s))}</h2>\n${suiteTableRows(s.table).map((t) => `<h3>${escapeHtml(t.title)}</h3>${table(t.head, t.rows)}`).join('\n')}`;
+}
+
+/** The suite's tables in Markdown (also what `srpo-lab suite show` prints). */
+export function suiteSectionMarkdown(s: SuiteDetail): string {
+  const row = (cells: string[]) => `| ${cells.map(escapeMarkdown).join(' | ')} |`;
+  const parts = [`## ${escapeMarkdown(suiteHeading(s))}`];
+  for (const t of suiteTableRows(s.table)) parts.push('', `### ${escapeMarkdown(t.title)}`, '', row(t.head), `| ${t.head.map(() => '---').join(' | ')} |`, ...t.rows.map(row));
+  return parts.join('\n');
+}
+
+/** One CSV line per row: every figure of the three tables as numbers (fractions, not %). */
+export function suiteTableCsv(t: SuiteTable): string {
+  const head = ['row', 'seeds', 'n'];
+  for (const b of t.benchmarks) head.push(`${b}_avg_mean`, `${b}_avg_std`, `${b}_pass_mean`, `${b}_pass_std`);
+  head.push('macro_avg_mean', 'macro_avg_std', 'macro_pass_mean', 'macro_pass_std');
+  for (const k of ['avg', 'pass']) head.push(`diff_${k}_mean`, `diff_${k}_lo95`, `diff_${k}_hi95`, `diff_${k}_wins`, `diff_${k}_pairs`);
+  for (const c of COST_COLUMNS) head.push(`${c}_mean`, `${c}_std`);
+  head.push('grad_mean_mean', 'grad_mean_std', 'grad_cv_mean', 'grad_cv_std', 'grad_min', 'grad_max');
+  const rows = t.rows.map((r) => {
+    const line: unknown[] = [r.label, r.seeds.join(' '), r.n];
+    for (const b of t.benchmarks) line.push(r.cells[b]?.avg.mean, r.cells[b]?.avg.std, r.cells[b]?.pass.mean, r.cells[b]?.pass.std);
+    line.push(r.macro.avg.mean, r.macro.avg.std, r.macro.pass.mean, r.macro.pass.std);
+    for (const d of [r.diff?.avg, r.diff?.pass]) line.push(d?.mean, d?.lo, d?.hi, d?.wins, d?.n);
+    for (const c of COST_COLUMNS) line.push(r.cost[c].mean, r.cost[c].std);
+    line.push(r.dynamics.gradMean.mean, r.dynamics.gradMean.std, r.dynamics.gradCv.mean, r.dynamics.gradCv.std, r.dynamics.gradMin, r.dynamics.gradMax);
+    return line;
+  });
+  return csvLines(head, rows);
 }

@@ -30,6 +30,15 @@ describe('srpo-lab objective', () => {
     }
   });
 
+  it('shows GRPO (trajectory grouping) and Dr. MAS (agent grouping) differing on the example', async () => {
+    const out = JSON.parse(await run(['--all', '--json']));
+    expect(out.reports.grpo_token.grouping).toBe('trajectory');
+    expect(out.reports.drmas.grouping).toBe('agent');
+    expect(Math.abs(out.reports.grpo_token.loss - out.reports.drmas.loss)).toBeGreaterThan(1e-4);
+    const text = await run(['--all']);
+    expect(text).toMatch(/drmas \(grouping agent\): loss/);
+  });
+
   it('passes --set options through to the objective config', async () => {
     const out = JSON.parse(await run(['--json', '--set', 'setNorm=none', '--set', 'clipHigh=0.5']));
     const ref = referenceObjective(readBatch(EXAMPLE_BATCH), { setNorm: 'none', clipHigh: 0.5 });

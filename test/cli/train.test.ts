@@ -93,7 +93,7 @@ describe('srpo-lab run commands', () => {
   it('Ctrl-C stops the engine cleanly and says how to resume; resume finishes the run', () => {
     expect(interrupted.code).toBe(0);
     expect(interrupted.out).toMatch(/stopping: the engine finishes or abandons the step in progress/);
-    expect(interrupted.out).toMatch(new RegExp(`run 2 stopped \\(\\d steps committed\\); resume with: srpo-lab resume 2 --db ${db.replace(/[.]/g, '\\.')} \\(from the checkpoint of step \\d\\)`));
+    expect(interrupted.out).toMatch(new RegExp(`run 2 stopped \\(\\d steps committed\\); resume with: npm run lab -- resume 2 --db ${db.replace(/[.]/g, '\\.')} \\(from the checkpoint of step \\d\\)`));
     expect(resumed.code).toBe(0);
     expect(resumed.out).toMatch(/^resuming run 2 "math-quick-s7" \(stopped\) from the checkpoint of step \d/);
     expect(resumed.out).toMatch(/engine ready: backend wasm, resuming at step \d/);
@@ -108,8 +108,9 @@ describe('srpo-lab run commands', () => {
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
     expect(lines[0]).toMatch(/^id\s+name\s+status\s+preset\s+workflow\s+objective\s+backend\s+steps\s+best eval\s+started$/);
-    expect(lines[2]).toMatch(/^ 2  math-quick-s7  completed  math-quick  math\s+srpo\s+wasm\s+5\/5\s+\d\.\d{3}  \d{4}-\d\d-\d\d \d\d:\d\d$/);
-    expect(lines[3]).toMatch(/^ 1  math-quick-s1  completed .* 4\/4 /);
+    // steps: updates committed / planned (src/shared/stepConvention.ts): a completed S-step run reads S/S.
+    expect(lines[2]).toMatch(/^ 2  math-quick-s7  completed  math-quick  math\s+srpo\s+wasm\s+4\/4\s+\d\.\d{3}  \d{4}-\d\d-\d\d \d\d:\d\d$/);
+    expect(lines[3]).toMatch(/^ 1  math-quick-s1  completed .* 3\/3 /);
   });
 
   it('show: config summary, status, last metrics and the evaluations table', async () => {
@@ -118,10 +119,11 @@ describe('srpo-lab run commands', () => {
     expect(r.out).toMatch(/^run 1 "math-quick-s1"  completed/);
     expect(r.out).toMatch(/workflow\s+math \{"solvers":\{"mode":"fixed","k":2\},"maxLoops":1,/);
     expect(r.out).toMatch(/rollout\s+N 2 tasks x G 2/);
-    expect(r.out).toMatch(/4 of 4 steps committed .*checkpoints at 0, 1, 2/);
+    expect(r.out).toMatch(/progress\s+3\/3 steps \(updates committed and the final evaluation\)/);
+    expect(r.out).toMatch(/checkpoints after 1, 2, 3 updates \(eval --checkpoint STEP takes 0, 1, 2\)/);
     expect(r.out).toMatch(/latest metrics:\n\s+reward\/mean\s+-?\d\.\d{4}  \(step 2\)\n/);
     expect(r.out).toMatch(/eval\/macro\/avg\s+\S+  \(step 3\)/);
-    expect(r.out).toMatch(/evaluations:\n\s+step\s+benchmark\s+n\s+queries\s+avg@n\s+pass@n/);
+    expect(r.out).toMatch(/evaluations \(step s: after s updates; step 3: final \(after 3 updates\)\):\n\s+step\s+benchmark\s+n\s+queries\s+avg@n\s+pass@n/);
     expect(r.out.match(/^\s+\d\s+arith-[a-z]+\s/gm)).toHaveLength(3 * EVAL_BENCHMARKS); // steps 0, 2 (eval.every 2) and 3 (final)
   });
 
@@ -137,7 +139,7 @@ describe('srpo-lab run commands', () => {
     expect(missing.err).toMatch(/run 1 has no checkpoint at step 9; checkpoints at 0, 1, 2/);
   });
 
-  it('export: JSON with run, metrics and evaluations; CSV with one row per (step, key, value)', async () => {
+  it('export: JSON with run, metrics and evaluations; CSV with one row per (run, step, key, value, wall time)', async () => {
     const j = await cli(['export', '1', '--format', 'json', '--db', db]);
     const data = JSON.parse(j.out);
     expect(data.run).toMatchObject({ id: 1, name: 'math-quick-s1', status: 'completed', lastStep: 3 });
@@ -147,20 +149,20 @@ describe('srpo-lab run commands', () => {
 
     const c = await cli(['export', '1', '--format', 'csv', '--db', db]);
     const rows = c.out.split('\n');
-    expect(rows[0]).toBe('step,key,value');
+    expect(rows[0]).toBe('run,step,key,value,wall_time');
     const points = Object.values(data.metrics as Record<string, unknown[]>).reduce((n, s) => n + s.length, 0);
     expect(rows).toHaveLength(points + 1);
-    const reward = rows.filter((l) => l.split(',')[1] === 'reward/mean');
-    expect(reward.map((l) => Number(l.split(',')[2]))).toEqual(data.metrics['reward/mean'].map((p: { value: number }) => p.value));
+    const reward = rows.filter((l) => l.split(',')[2] === 'reward/mean');
+    expect(reward.map((l) => Number(l.split(',')[3]))).toEqual(data.metrics['reward/mean'].map((p: { value: number }) => p.value));
     expect((await cli(['export', '1', '--format', 'xml', '--db', db])).err).toMatch(/--format "xml" is not a format; valid: json, csv/);
   });
 
   it('says what is wrong: bad --set values, unknown presets, runs and options', async () => {
     const bad = await cli(['train', '--preset', 'math-quick', '--db', db, '--set', 'rollout.groupSize=0']);
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/srpo-lab train: run config: field "rollout\.groupSize" = 0: Too small: expected number to be >=1/);
+    expect(bad.err).toMatch(/srpo-lab train: run config: field "rollout\.groupSize" = 0: must be at least 1/);
     const wrongType = await cli(['train', '--preset', 'math-quick', '--db', db, '--set', 'objective.algorithm=ppo']);
-    expect(wrongType.err).toMatch(/field "objective\.algorithm" = "ppo": Invalid option: expected one of "srpo"/);
+    expect(wrongType.err).toMatch(/field "objective\.algorithm" = "ppo": must be one of "srpo"/);
     const preset = await cli(['train', '--preset', 'math-huge', '--db', db]);
     expect(preset.code).toBe(1);
     expect(preset.err).toMatch(/unknown preset "math-huge"; valid names: math-quick, search-quick, math-paper/);

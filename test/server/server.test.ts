@@ -87,9 +87,9 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     const good = await openSocket(server.port, `/ws?token=${server.token}`);
     expect(good.status).toMatch(/ 101 /);
     await good.waitFor((m) => (m as LabPush).type === 'hello', 'hello');
-    good.sendRaw(0x9, Buffer.from('hi')); // ping -> pong
+    good.ping(Buffer.from('hi')); // ping -> pong
     await new Promise((r) => setTimeout(r, 100));
-    expect(good.opcodes).toContain(0xa);
+    expect(good.pongs).toBe(1);
     good.close();
   });
 
@@ -147,7 +147,12 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     await ws.waitFor((m) => (m as LabPush).type === 'runs', 'runs push');
     const progress = (await ws.waitFor((m) => (m as LabPush).type === 'progress' && (m as { runId: number }).runId === runId, 'a progress push')) as Extract<LabPush, { type: 'progress' }>;
     expect(progress.totalSteps).toBe(4);
-    const points = (await ws.waitFor((m) => (m as LabPush).type === 'points', 'a points push')) as Extract<LabPush, { type: 'points' }>;
+    // Step 0's evaluation is pushed first, on its own, before the step commits (no training metrics yet).
+    const evalPoints = (await ws.waitFor((m) => (m as LabPush).type === 'points', 'a points push')) as Extract<LabPush, { type: 'points' }>;
+    expect(evalPoints.step).toBe(0);
+    expect(evalPoints.points['eval/macro/avg']).toBeDefined();
+    expect(evalPoints.points['reward/mean']).toBeUndefined();
+    const points = (await ws.waitFor((m) => (m as LabPush).type === 'points' && m !== evalPoints, 'the step\'s points push')) as Extract<LabPush, { type: 'points' }>;
     expect(points.points['reward/mean']).toBeDefined();
     expect(points.points['grad/norm']).toBeDefined();
     await ws.waitFor((m) => (m as LabPush).type === 'status' && (m as { status: string }).status === 'completed', 'completed status', 90_000);

@@ -1,24 +1,7 @@
 // The chart panels' draw timing: at once, then at most once per frame (src/shared/drawGate.ts).
 import { describe, expect, it } from 'vitest';
 import { drawGate } from '../../src/shared/drawGate';
-
-/** A hand-driven frame source: `tick()` runs the callbacks queued for the next frame. */
-function frames() {
-  let queued = new Map<number, () => void>();
-  let id = 0;
-  return {
-    next: (cb: () => void) => (queued.set(++id, cb), id),
-    cancel: (n: number) => void queued.delete(n),
-    tick() {
-      const run = [...queued.values()];
-      queued = new Map();
-      for (const cb of run) cb();
-    },
-    get size() {
-      return queued.size;
-    },
-  };
-}
+import { frames } from './frameClock';
 
 /** A gate over a hand-driven frame source, counting its draws. */
 function setup() {

@@ -5,10 +5,17 @@
  * - math-quick / search-quick: built-in tasks, tiny models warm-started from resources/warmstart,
  *   sized for 2 CPU cores (a few minutes per run).
  * - math-paper / search-paper: the paper's shapes (section 5: G = 8, n = 16, K up to 3 solvers
- *   or searchers, router-chosen K) on larger models, meant for tfjs-node-gpu.
+ *   or searchers, router-chosen K) on the lab's own random-init base model: shapes only (a
+ *   random model does not learn the tasks); the bases of the *-paper-data and real-model presets.
+ * - math-qwen3-0.6b, math-qwen3-1.7b (shared and -per-role LoRA), search-qwen2.5-1.5b: the same
+ *   shapes on real Hugging Face models (issue 14), for a GPU; `--set policies.init=MODEL_DIR`.
+ * - math-paper-data / search-paper-data: the same shapes on the paper's benchmark files, named
+ *   as slots (`$aime24`, `$wiki` ...) that `--set tasks.paths.NAME=PATH` fills; a run with an
+ *   unfilled slot is refused, listing every missing one (data/datasetTasks.ts).
  * - Baselines (paper tables): single-agent GRPO, shared and per-role GRPO, Dr. MAS, SRPO.
  * - Ablations: K = 1 against K = 3; sum, mean and sqrt set normalisation; token reduction.
  */
+import { assertNoForbiddenKeys } from '../../shared/inputGuards';
 import { resolveRunConfig, type RunConfig, type RunConfigInput } from './runConfig';
 
 type Patch = { [K in keyof RunConfigInput]?: RunConfigInput[K] extends object ? Partial<RunConfigInput[K]> : RunConfigInput[K] };
@@ -20,6 +27,8 @@ interface Preset {
   patch: Patch;
   /** How `srpo-lab warmstart --preset NAME` makes this preset's `policies.init` checkpoint. */
   warmStart?: WarmStartRecipe;
+  /** The preset trains a Hugging Face model: `policies.init` must name its folder (inherited by presets built on it). */
+  needsModelFolder?: true;
 }
 
 /** The supervised warm start of a preset (src/core/train/warmstart.ts); flags override it. */
@@ -63,6 +72,13 @@ export const PRESET_NAMES = [
   'search-quick',
   'math-paper',
   'search-paper',
+  'math-paper-data',
+  'search-paper-data',
+  'math-qwen3-0.6b',
+  'math-qwen3-0.6b-per-role',
+  'math-qwen3-1.7b',
+  'math-qwen3-1.7b-per-role',
+  'search-qwen2.5-1.5b',
   'math-single-grpo',
   'math-shared-grpo',
   'math-per-role-grpo',
@@ -78,6 +94,10 @@ export const PRESET_NAMES = [
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 export const WARMSTART_DIR = 'resources/warmstart';
+
+/** The eval slots of the data presets (`--set tasks.paths.<slot>=FILE`), in the paper's table order. */
+export const MATH_PAPER_EVAL = ['aime24', 'aime25', 'amc23', 'math500', 'minerva', 'olympiadbench'] as const;
+export const SEARCH_PAPER_EVAL = ['nq', 'triviaqa', 'popqa', 'hotpotqa', '2wiki', 'musique', 'bamboogle'] as const;
 
 /** The quick presets' policy shape: d64 x 2 layers (~0.13M parameters), small enough for a
  * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
@@ -155,6 +175,93 @@ export const PRESETS = {
       backend: 'node-gpu',
     },
   },
+  'math-paper-data': {
+    description: "The paper's math benchmarks from files (Table 1): train on DAPO-Math or GSM8K, evaluate AIME'24/'25, AMC'23, MATH500, Minerva, OlympiadBench at n = 16; give each file with --set tasks.paths.NAME=PATH",
+    base: 'math-paper',
+    patch: {
+      tasks: {
+        train: [{ dataset: '$train' }],
+        eval: MATH_PAPER_EVAL.map((name) => ({ dataset: `$${name}` })),
+      },
+      // Every row of every file is evaluated (AIME: 30 problems): queries only caps built-in tasks.
+      eval: { every: 20, n: 16, queries: 200, batchEpisodes: 256 },
+    },
+  },
+  'search-paper-data': {
+    description: "The paper's search benchmarks from files (Table 2): train on HotpotQA, evaluate NQ, TriviaQA, PopQA, HotpotQA, 2Wiki, MuSiQue, Bamboogle at n = 16 over a Wikipedia corpus; give each file with --set tasks.paths.NAME=PATH",
+    base: 'search-paper',
+    patch: {
+      workflow: { name: 'search', options: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 4, corpus: '$wiki' } },
+      tasks: {
+        train: [{ dataset: '$train' }],
+        eval: SEARCH_PAPER_EVAL.map((name) => ({ dataset: `$${name}` })),
+      },
+      eval: { every: 20, n: 16, queries: 200, batchEpisodes: 256 },
+    },
+  },
+  // Real models (issue 14): LoRA over one frozen base, the paper's shapes (G = 8, n = 16, K <= 3
+  // by the router), chat prompts; each needs --set policies.init=MODEL_DIR (a Hugging Face folder).
+  // Memory figures are `srpo-lab model info --model DIR --lora 16 --seq-len 1024` on the published
+  // config.json; resident = float32 weights + per adapter (weights + AdamW + gradient, 16 bytes a
+  // parameter). Activations: recompute keeps one layer's working set plus each layer's input rows,
+  // and microBatchRows 4 bounds a pass to ~4 rows of prompt (~400-700 chat tokens) + 512 new tokens.
+  // Step time: not measured here (no GPU in this environment); read time/step of the first steps.
+  'math-qwen3-0.6b': {
+    // Qwen3-0.6B: 596.05M parameters, 2.38 GB float32; LoRA r16 all linears 10.09M trainable,
+    // AdamW 80.7 MB; KV cache 234.9 MB per 1k tokens; activations per 1k tokens 8.30 GB minimum,
+    // 42.82 GB as the tfjs tape keeps them without recompute. Resident ~2.54 GB shared.
+    description: 'Math team on Qwen3-0.6B with one shared LoRA adapter (r 16), paper shapes (G = 8, router K <= 3, n = 16); --set policies.init=MODEL_DIR; a GPU',
+    base: 'math-paper',
+    needsModelFolder: true,
+    patch: {
+      workflow: { name: 'math', options: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 }, enableThinking: false },
+      policies: { sharing: 'shared', init: null, adapter: { kind: 'lora', r: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], rslora: false, dropout: 0 } },
+      rollout: { tasksPerStep: 16, groupSize: 8, maxNewTokens: 512, temperature: 1, topP: 1 },
+      update: { epochs: 2, miniBatches: 4, microBatchRows: 4, recompute: true },
+      optimizer: { lr: 5e-5, weightDecay: 0, gradClip: 1 },
+      eval: { every: 20, n: 16, queries: 100, batchEpisodes: 256, temperature: 0.6 },
+      checkpointEvery: 10,
+      backend: 'node-gpu',
+    },
+  },
+  'math-qwen3-0.6b-per-role': {
+    // Per-role adapters over ONE base: + 5 adapters x 161 MB (10.09M x 16 bytes) = resident ~3.35 GB.
+    description: 'math-qwen3-0.6b with one LoRA adapter per role over one frozen base (the paper\'s non-sharing regime); --set policies.init=MODEL_DIR',
+    base: 'math-qwen3-0.6b',
+    patch: { policies: { sharing: 'per-role' } },
+  },
+  'math-qwen3-1.7b': {
+    // Qwen3-1.7B: 1.72B parameters, 6.88 GB float32; LoRA r16 17.43M trainable, AdamW 139.5 MB;
+    // KV cache 234.9 MB per 1k tokens; activations per 1k tokens 10.41 GB minimum, 55.51 GB as
+    // kept without recompute. Resident ~7.16 GB shared.
+    description: 'Math team on Qwen3-1.7B with one shared LoRA adapter (r 16), paper shapes; --set policies.init=MODEL_DIR; a GPU with >= 40 GB',
+    base: 'math-qwen3-0.6b',
+    patch: { update: { epochs: 2, miniBatches: 4, microBatchRows: 2, recompute: true }, optimizer: { lr: 3e-5 } },
+  },
+  'math-qwen3-1.7b-per-role': {
+    // + 5 adapters x 279 MB (17.43M x 16 bytes) = resident ~8.55 GB.
+    description: 'math-qwen3-1.7b with one LoRA adapter per role over one frozen base; --set policies.init=MODEL_DIR',
+    base: 'math-qwen3-1.7b',
+    patch: { policies: { sharing: 'per-role' } },
+  },
+  'search-qwen2.5-1.5b': {
+    // Qwen2.5-1.5B(-Instruct): 1.54B parameters, 6.17 GB float32; LoRA r16 18.46M trainable,
+    // AdamW 147.7 MB; KV cache 58.7 MB per 1k tokens; activations per 1k tokens 9.88 GB minimum,
+    // 52.33 GB without recompute. Resident ~6.47 GB shared.
+    description: 'Search team (Search-R1 setting) on Qwen2.5-1.5B with one shared LoRA adapter (r 16), router-chosen searchers <= 3, n = 16; --set policies.init=MODEL_DIR; a GPU',
+    base: 'search-paper',
+    needsModelFolder: true,
+    patch: {
+      workflow: { name: 'search', options: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 4 } },
+      policies: { sharing: 'shared', init: null, adapter: { kind: 'lora', r: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], rslora: false, dropout: 0 } },
+      rollout: { tasksPerStep: 16, groupSize: 8, maxNewTokens: 256, temperature: 1, topP: 1 },
+      update: { epochs: 2, miniBatches: 4, microBatchRows: 4, recompute: true },
+      optimizer: { lr: 3e-5, weightDecay: 0, gradClip: 1 },
+      eval: { every: 20, n: 16, queries: 100, batchEpisodes: 256, temperature: 0.6 },
+      checkpointEvery: 10,
+      backend: 'node-gpu',
+    },
+  },
   'math-single-grpo': {
     description: 'Baseline: single agent answers directly, token-level GRPO',
     base: 'math-quick',
@@ -188,14 +295,23 @@ export const PRESETS = {
   'math-reduction-token': { description: 'Ablation: token reduction instead of event reduction', base: 'math-k3', patch: { objective: { reduction: 'token' } } },
 } satisfies Record<PresetName, Preset>;
 
-/** Deep merge of plain objects; arrays and scalars replace. */
+/**
+ * Deep merge of plain objects; arrays and scalars replace. A patch key that reaches the prototype
+ * chain (`__proto__`, `constructor`, `prototype`), at any depth, is an error naming it: a merge
+ * must never assign through it (src/shared/inputGuards.ts).
+ */
 export function mergeConfig<T extends Record<string, unknown>>(base: T, patch: Record<string, unknown>): T {
+  assertNoForbiddenKeys(patch, 'run config');
+  return mergeChecked(base, patch);
+}
+
+function mergeChecked<T extends Record<string, unknown>>(base: T, patch: Record<string, unknown>): T {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(patch)) {
-    const b = out[k];
+    const b = Object.hasOwn(out, k) ? out[k] : undefined;
     out[k] =
       v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-        ? mergeConfig(b as Record<string, unknown>, v as Record<string, unknown>)
+        ? mergeChecked(b as Record<string, unknown>, v as Record<string, unknown>)
         : v;
   }
   return out as T;
@@ -211,7 +327,24 @@ export function presetInput(name: string): Record<string, unknown> {
   return mergeConfig(base, patch);
 }
 
-/** A preset resolved with optional overrides (deep-merged) into a validated run config. */
+/** Whether a preset (or one it builds on) trains a Hugging Face model and so needs `policies.init`. */
+export function presetNeedsModelFolder(name: string): boolean {
+  const preset = getPreset(name);
+  return preset.needsModelFolder === true || (preset.base !== undefined && presetNeedsModelFolder(preset.base));
+}
+
+/** Throws, saying how to fix it, when a preset that trains a Hugging Face model has no `policies.init` (the CLI calls it before creating a run). */
+export function assertPresetModelFolder(name: string, config: RunConfig): void {
+  if (presetNeedsModelFolder(name) && !config.policies.init) {
+    throw new Error(`preset "${name}" trains a Hugging Face model: name its folder with --set policies.init=PATH (config.json, tokenizer.json and the safetensors weights, e.g. a download of the model from the Hugging Face hub)`);
+  }
+}
+
+/**
+ * A preset resolved with optional overrides (deep-merged) into a validated run config. A
+ * real-model preset resolves without its folder (so it can be listed, shown and diffed); creating
+ * a run from it checks the folder (`assertPresetModelFolder`, in the CLI and the API's validate).
+ */
 export function presetConfig(name: string, overrides: Record<string, unknown> = {}): RunConfig {
   return resolveRunConfig(mergeConfig(presetInput(name), overrides));
 }

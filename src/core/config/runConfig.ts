@@ -8,22 +8,45 @@
  * Not here: the named presets (presets.ts), the trainer that reads this (src/core/train).
  * Tests: test/core/config/describe.test.ts (every field has a description).
  */
+import { resolve as resolvePath } from 'node:path';
 import { z } from 'zod';
+import { datasetTaskSchema, fileSha256, fillDataSlot, stampDatasetTask } from '../data/datasetTasks';
 import { TASK_NAMES } from '../data/tasks';
 import { BACKEND_NAMES } from '../models/backend';
 import { MODEL_PRESET_NAMES } from '../models/config';
 import { POLICY_SET_KINDS } from '../models/policySet';
 import { objectiveConfigSchema } from '../srpo/config';
+import { assertNoForbiddenKeys, forbiddenKeyMessage, isForbiddenKey } from '../../shared/inputGuards';
 import { formatSchemaError } from '../util/schemaError';
 import { getWorkflow, WORKFLOW_NAMES } from '../workflows/registry';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** One task entry: a built-in generator's name or a dataset file (src/core/data/datasetTasks.ts). */
+const taskEntrySchema = z.union([z.enum(TASK_NAMES).describe('A built-in task generator (src/core/data/tasks).'), datasetTaskSchema.describe('A dataset file; its path and content hash are stored with the run.')]);
+export type TaskEntry = z.output<typeof taskEntrySchema>;
+
+/** Who plays the roles: the run's policies, or the scripted gold policy (src/core/workflows/gold.ts). */
+export const POLICY_KINDS = ['model', 'gold'] as const;
 
 export const runConfigSchema = z
   .object({
     name: z.string().max(200).describe('Human-readable run name; empty: the CLI names it after the preset and seed.').default(''),
     seed: int(0, 0xffffffff).describe('Seed of everything random in the run (task order, sampling, shuffles, init). uint32.').default(1),
     steps: int(1, 100_000).describe('Training steps (one rollout batch + its updates each). 1..100000.').default(40),
+    // Matched budgets: methods with different K (more tokens per step) compare at equal cost, not at equal steps.
+    budget: z
+      .object({
+        teamTokens: int(1, 1e12)
+          .describe('End training once the rollouts have generated this many tokens in all (every member output of every training episode), checked after each step; steps still caps it. 1..1e12; absent: no token budget.')
+          .optional(),
+        toolCalls: int(1, 1e9)
+          .describe('End training once the rollouts have made this many tool calls (retrievals) in all, checked after each step; steps still caps it. 1..1e9; absent: no tool-call budget.')
+          .optional(),
+      })
+      .strict()
+      .describe('Matched budgets: end the run at a cost instead of a step count (whichever bound comes first); the report says which bound ended it.')
+      .default({}),
     backend: z
       .enum(['auto', ...BACKEND_NAMES])
       .describe('tfjs backend: auto picks node-gpu > node > wasm > cpu (src/core/models/backend.ts).')
@@ -42,17 +65,33 @@ export const runConfigSchema = z
               "(src/core/workflows/<name>.ts); e.g. { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 }.",
           )
           .default({}),
+        enableThinking: z
+          .boolean()
+          .describe("Chat models: the chat template's enable_thinking (Qwen3: false renders an empty <think></think> block, so replies skip the reasoning). null: the template's default.")
+          .nullable()
+          .default(null),
       })
       .strict()
-      .default({ name: 'math', options: {} }),
+      .default({ name: 'math', options: {}, enableThinking: null }),
 
     tasks: z
       .object({
-        train: z.array(z.enum(TASK_NAMES)).min(1).describe('Built-in task generators to train on (train split), mixed evenly.').default(['arith-easy']),
-        eval: z.array(z.enum(TASK_NAMES)).describe('Benchmarks evaluated (test split); each is a built-in generator name.').default(['arith-easy']),
+        train: z
+          .array(taskEntrySchema)
+          .min(1)
+          .describe('Tasks to train on, mixed evenly: built-in generator names (train split) or dataset files { dataset: PATH, format?, name?, limit?, split? }.')
+          .default(['arith-easy']),
+        eval: z
+          .array(taskEntrySchema)
+          .describe('Benchmarks evaluated: built-in generator names (test split, eval.queries of them) or dataset files (every row, or limit).')
+          .default(['arith-easy']),
+        paths: z
+          .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), z.string().min(1))
+          .describe('Files of named dataset slots: an entry (or workflow.options.corpus) written "$NAME" takes tasks.paths.NAME (the *-paper-data presets; --set tasks.paths.aime24=PATH).')
+          .default({}),
       })
       .strict()
-      .default({ train: ['arith-easy'], eval: ['arith-easy'] }),
+      .default({ train: ['arith-easy'], eval: ['arith-easy'], paths: {} }),
 
     policies: z
       .object({
@@ -72,9 +111,31 @@ export const runConfigSchema = z
           .default({}),
         // The description sits inside .nullable() so it stays on the string branch of the JSON schema.
         init: z.string().describe('Checkpoint directory to start from (a warm start); null starts from random weights.').nullable().default(null),
+        // LoRA over a frozen base (Hugging Face models only; src/core/policies/hf.ts). null: full fine-tuning.
+        adapter: z
+          .object({
+            kind: z.literal('lora').describe('lora: low-rank adapters as peft defines them (A Kaiming-uniform, B zero: step 0 equals the base).'),
+            r: int(1, 1024).describe('LoRA rank r. 1..1024; 8-64 typical.').default(16),
+            alpha: z.number().gt(0).max(4096).describe('lora_alpha: the update is scaled by alpha / r (alpha / sqrt(r) with rslora). > 0; often 2r.').default(32),
+            targetModules: z
+              .array(z.string().min(1))
+              .min(1)
+              .describe("Linears adapted in every layer (peft target_modules): q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or ['all-linear'].")
+              .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
+            rslora: z.boolean().describe('use_rslora: scale alpha / sqrt(r) instead of alpha / r (steadier at high ranks).').default(false),
+            dropout: z.number().min(0).max(0).describe('lora_dropout: must be 0 (the training path has no per-step dropout stream).').default(0),
+          })
+          .strict()
+          .describe('LoRA adapters over one frozen base in memory: shared sharing trains one adapter, per-role one per role; the KL reference is the base with adapters off. null: full fine-tuning (every weight trained). Hugging Face models only.')
+          .nullable()
+          .default(null),
+        kind: z
+          .enum(POLICY_KINDS)
+          .describe("model: the run's trained policies; gold: a scripted dry-run policy that plays every role from the gold answers (evaluation only: `lab eval --policy gold`).")
+          .default('model'),
       })
       .strict()
-      .default({ sharing: 'shared', model: 'tiny', modelOverrides: {}, init: null }),
+      .default({ sharing: 'shared', model: 'tiny', modelOverrides: {}, init: null, adapter: null, kind: 'model' }),
 
     objective: objectiveConfigSchema
       .describe('The objective: registry variant and its options (src/core/srpo/config.ts).')
@@ -107,9 +168,13 @@ export const runConfigSchema = z
       .object({
         epochs: int(1, 16).describe('Passes over each rollout batch. 1..16; > 1 lets ratios leave 1 and the clip act (SRPO.md point 4).').default(2),
         miniBatches: int(1, 256).describe('Event-atomic mini-batches per epoch (one optimizer step each). 1..256.').default(2),
+        microBatchRows: int(0, 65_536)
+          .describe('Most member rows per forward/backward pass: a mini-batch with more is split into event-atomic micro-batches whose gradients add up, with the whole mini-batch\'s denominators (same update, less memory). 0: no split. 0..65536.')
+          .default(0),
+        recompute: z.boolean().describe('Hugging Face models: recompute each layer\'s activations in the backward pass instead of keeping them (less memory, ~1.3x the time).').default(false),
       })
       .strict()
-      .default({ epochs: 2, miniBatches: 2 }),
+      .default({ epochs: 2, miniBatches: 2, microBatchRows: 0, recompute: false }),
 
     kl: z
       .object({
@@ -156,7 +221,43 @@ export function resolveRunConfig(input: unknown): RunConfig {
   } catch (err) {
     throw new Error(`run config: field "workflow.options" (${config.workflow.name}): ${(err as Error).message}`);
   }
+  stampDataFiles(config);
   return deepFreeze(config);
+}
+
+/**
+ * Dataset entries and the search corpus get an absolute path and their file's content hash
+ * (once: a stored config keeps its hashes, so a resume can tell a changed file). Relative paths
+ * are taken from the working directory of whoever creates the run.
+ */
+function stampDataFiles(config: RunConfig): void {
+  const paths = config.tasks.paths;
+  for (const [slot, path] of Object.entries(paths)) paths[slot] = resolvePath(path);
+  for (const list of ['train', 'eval'] as const) {
+    config.tasks[list] = config.tasks[list].map((entry, i) => {
+      if (typeof entry === 'string') return entry;
+      const filled = fillDataSlot(entry.dataset, paths);
+      // An unfilled "$slot" stays as written: the preset lists still resolve (the UI shows them),
+      // and runConfigPathErrors / buildEnvironment refuse the run naming every missing slot.
+      if (filled === null) return entry;
+      try {
+        return stampDatasetTask({ ...entry, dataset: filled, name: entry.name ?? (entry.dataset.startsWith('$') ? entry.dataset.slice(1) : undefined) });
+      } catch (err) {
+        throw new Error(`run config: field "tasks.${list}.${i}.dataset": ${(err as Error).message}`);
+      }
+    });
+  }
+  const options = config.workflow.options as { corpus?: unknown; corpusSha256?: unknown };
+  const filledCorpus = typeof options.corpus === 'string' ? fillDataSlot(options.corpus, paths) : null;
+  if (filledCorpus !== null) {
+    const corpus = resolvePath(filledCorpus);
+    try {
+      options.corpusSha256 ??= fileSha256(corpus);
+    } catch (err) {
+      throw new Error(`run config: field "workflow.options.corpus": ${(err as Error).message}`);
+    }
+    options.corpus = corpus;
+  }
 }
 
 function deepFreeze<T>(x: T): T {
@@ -167,12 +268,18 @@ function deepFreeze<T>(x: T): T {
   return x;
 }
 
-/** Sets `a.b.c = value` on a plain object (for `--set a.b.c=value`), creating objects on the way. */
+/**
+ * Sets `a.b.c = value` on a plain object (for `--set a.b.c=value`), creating objects on the way.
+ * Keys that reach the prototype chain (`__proto__`, `constructor`, `prototype`) are refused.
+ */
 export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
+  const bad = keys.find(isForbiddenKey);
+  if (bad !== undefined) throw new Error(forbiddenKeyMessage(bad, `--set ${path}`));
+  assertNoForbiddenKeys(value, `--set ${path}`);
   let cur: Record<string, unknown> = target;
   for (const k of keys.slice(0, -1)) {
-    if (cur[k] === undefined) cur[k] = {};
+    if (!Object.hasOwn(cur, k) || cur[k] === undefined) cur[k] = {};
     if (typeof cur[k] !== 'object' || cur[k] === null || Array.isArray(cur[k])) throw new Error(`--set ${path}: "${k}" is not an object`);
     cur = cur[k] as Record<string, unknown>;
   }

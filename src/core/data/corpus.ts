@@ -2,12 +2,15 @@
  * Corpus loaders: a JSON list of `{title, text}` (2WikiMultihopQA / HippoRAG), a JSON object
  * title -> list of sentences (HotpotQA mini corpus), and JSONL with `{id?, title?, text}` or
  * FlashRAG's `{id, contents: "\"Title\"\ntext"}`. All become `Passage`s.
- * Node-only (reads files). Tested by test/core/data/retriever.test.ts.
+ * Node-only (reads files). Large JSONL corpora are streamed into an index by corpusIndex.ts
+ * instead of loaded here. Tested by test/core/data/retriever.test.ts.
  */
 import { readFileSync } from 'node:fs';
+import { parseJsonl } from './jsonl';
 import type { Passage } from './types';
 
-function passageFrom(raw: unknown, i: number, where: string): Passage {
+/** One passage from a record: `{id?, title?, text}` or FlashRAG's `{id?, contents}`; throws naming `where`. */
+export function passageFrom(raw: unknown, i: number, where: string): Passage {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${where}: expected an object`);
   const r = raw as Record<string, unknown>;
   const id = typeof r.id === 'string' || typeof r.id === 'number' ? String(r.id) : `p${i}`;
@@ -49,16 +52,5 @@ export function loadCorpus(path: string): Passage[] {
 }
 
 function loadJsonl(path: string, content: string): Passage[] {
-  const out: Passage[] = [];
-  content.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (e) {
-      throw new Error(`${path}:${i + 1}: invalid JSON: ${(e as Error).message}`);
-    }
-    out.push(passageFrom(raw, out.length, `${path}:${i + 1}`));
-  });
-  return out;
+  return parseJsonl(content, path).map(({ raw, line }, i) => passageFrom(raw, i, `${path}:${line}`));
 }

@@ -1,10 +1,11 @@
 /**
  * A seeded PRNG (mulberry32) for task generation and anything else that must be reproducible:
  * the same seed gives the same stream on every machine. Never Math.random.
- * String seeds are hashed with FNV-1a; the stream is util/random.ts's mulberry32. Tested through the generators' determinism tests.
+ * String seeds are hashed with FNV-1a; the stream, the shuffle and the hash are util/random.ts's.
+ * Tested through the generators' determinism tests.
  */
 
-import { mulberry32 } from '../util/random';
+import { fnv1a32, mulberry32, shuffleInPlace } from '../util/random';
 
 export interface Rng {
   /** Uniform in [0, 1). */
@@ -21,13 +22,7 @@ export interface Rng {
 
 /** FNV-1a 32-bit hash of a string, for string seeds. */
 export function hashSeed(seed: string | number): number {
-  if (typeof seed === 'number') return seed >>> 0;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i++) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+  return typeof seed === 'number' ? seed >>> 0 : fnv1a32(seed);
 }
 
 export function createRng(seed: string | number): Rng {
@@ -40,14 +35,7 @@ export function createRng(seed: string | number): Rng {
       if (items.length === 0) throw new Error('pick from an empty list');
       return items[int(0, items.length - 1)];
     },
-    shuffle: (items) => {
-      const out = items.slice();
-      for (let i = out.length - 1; i > 0; i--) {
-        const j = int(0, i);
-        [out[i], out[j]] = [out[j], out[i]];
-      }
-      return out;
-    },
+    shuffle: (items) => shuffleInPlace(items.slice(), next),
     chance: (p) => next() < p,
   };
 }

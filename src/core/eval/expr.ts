@@ -8,8 +8,9 @@
  * the grader then falls back to text comparison. `i` and `e` are plain variables, so complex
  * numbers compare as polynomials in `i` (fine for answers written `a+bi`). Words of three or
  * more letters are refused, so `\text{Evelyn}` never equals a permutation of its letters.
- * Tested through test/core/eval/grade.test.ts.
+ * Tested through test/core/eval/grade.test.ts and gradeBudget.test.ts.
  */
+import { mulberry32 } from '../util/random';
 
 /** Most tokens an expression may have before we refuse to evaluate it (time bound). */
 export const MAX_EXPR_TOKENS = 400;
@@ -27,6 +28,8 @@ export interface CompiledExpression {
   evaluate: Evaluate;
   /** Single-letter variables the expression mentions, sorted. */
   vars: string[];
+  /** Tokens: the cost of one `evaluate`, in the grader's operation count. */
+  size: number;
 }
 
 const FUNCTIONS: Record<string, (x: number) => number> = {
@@ -263,7 +266,7 @@ export function compileExpression(s: string): CompiledExpression | null {
   try {
     const p = new Parser(toks);
     const evaluate = p.parseAll();
-    return { evaluate, vars: [...p.vars].sort() };
+    return { evaluate, vars: [...p.vars].sort(), size: toks.length };
   } catch {
     return null;
   }
@@ -276,16 +279,20 @@ export function closeEnough(a: number, b: number, relTol = 1e-6): boolean {
   return Math.abs(a - b) <= Math.max(relTol * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
 }
 
+/**
+ * Numbers equal as answers: two safe integers exactly (a relative 1e-6 would take 3986730 for
+ * 3986729), anything else within `relTol` (closeEnough). An integer that came out of float
+ * arithmetic inexactly (`(\sqrt{2})^2` = 2.0000000000000004) is not an integer here, so it still
+ * gets the tolerance.
+ */
+export function numbersEqual(a: number, b: number, relTol = 1e-6): boolean {
+  if (Number.isSafeInteger(a) && Number.isSafeInteger(b)) return a === b;
+  return closeEnough(a, b, relTol);
+}
+
 /** Deterministic sample points in [0.3, 2.7] for symbolic comparison (no Math.random). */
 export function samplePoints(vars: readonly string[], count: number, seed = 12345): Record<string, number>[] {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const points: Record<string, number>[] = [];
   for (let i = 0; i < count; i++) {
     const env: Record<string, number> = {};

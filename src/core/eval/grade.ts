@@ -6,11 +6,15 @@
  *
  * Not here: how an answer is normalised (latex.ts) or evaluated (expr.ts); rewards (the
  * workflows turn grades into team rewards). Every function here is total: no input makes it
- * throw, and each comparison stops at a deadline (`timeBudgetMs`, default 50 ms), counting as
- * "not equal" when it runs out.
- * Tested by test/core/eval/grade.test.ts, including agreement on MATH500 (../shared/data).
+ * throw, and each comparison stops after a count of operations (`maxOperations`: characters
+ * scanned, structures compared, tokens evaluated at one point), counting as "not equal" when it
+ * runs out. A count, not a clock: the same pair always gets the same grade however loaded the
+ * machine is, so rewards (and exact resume) never depend on timing. Integers compare exactly
+ * (3986730 is not 3986729); other numbers within a relative tolerance.
+ * Tested by test/core/eval/grade.test.ts, including agreement on MATH500 (../shared/data), and
+ * gradeBudget.test.ts (the same verdict under a jumping clock; exact integers).
  */
-import { closeEnough, compileExpression, samplePoints } from './expr';
+import { closeEnough, compileExpression, numbersEqual, samplePoints } from './expr';
 import { MAX_ANSWER_CHARS, extractLastBoxed, goldAnswerText, matchBraces, normalizeMathAnswer } from './latex';
 
 export interface MathGrade {
@@ -21,11 +25,24 @@ export interface MathGrade {
 }
 
 export interface MathGradeOptions {
-  /** Wall-clock bound for one comparison, in ms; running out counts as not equal. Default 50. */
-  timeBudgetMs?: number;
-  /** Relative tolerance of numeric comparison. Default 1e-6. */
+  /**
+   * Work bound for one comparison, in operations (a character parsed, a structure compared, a
+   * token evaluated at one sample point); running out counts as not equal. Default
+   * DEFAULT_MAX_OPERATIONS.
+   */
+  maxOperations?: number;
+  /** Relative tolerance of numeric comparison of non-integers. Default 1e-6. */
   relTol?: number;
 }
+
+/**
+ * Default work bound of one comparison. Measured: the costliest MATH500 pair (solution box,
+ * respelled answer or another row's answer against the gold) needs under 100 operations; a set
+ * of 64 rational functions against its reversed respelling needs ~215k (~9 ms on one idle core,
+ * ~24M operations/s), so 1M bounds a comparison at about 40 ms of one idle core, and a loaded
+ * machine only takes longer, never grades differently.
+ */
+export const DEFAULT_MAX_OPERATIONS = 1_000_000;
 
 /** Grade a math response: the last `\boxed{}` / `\fbox{}` / `\boxed X` against `gold`. */
 export function gradeMath(response: string, gold: string | number, options: MathGradeOptions = {}): MathGrade {
@@ -36,8 +53,7 @@ export function gradeMath(response: string, gold: string | number, options: Math
 
 /** Whether two answer strings (not whole responses) are mathematically the same answer. */
 export function mathAnswersEqual(answer: string, gold: string, options: MathGradeOptions = {}): boolean {
-  const deadline = now() + (options.timeBudgetMs ?? 50);
-  const ctx: Ctx = { deadline, relTol: options.relTol ?? 1e-6 };
+  const ctx: Ctx = { opsLeft: options.maxOperations ?? DEFAULT_MAX_OPERATIONS, relTol: options.relTol ?? 1e-6 };
   try {
     if (answer.trim() === gold.trim()) return true;
     const a = normalizeMathAnswer(answer);
@@ -50,12 +66,15 @@ export function mathAnswersEqual(answer: string, gold: string, options: MathGrad
 }
 
 interface Ctx {
-  deadline: number;
+  /** Operations left before the comparison counts as not equal. */
+  opsLeft: number;
   relTol: number;
 }
 
-function now(): number {
-  return performance.now();
+/** Spends `n` operations; false once the budget is overdrawn (and on every later call). */
+function spend(ctx: Ctx, n: number): boolean {
+  ctx.opsLeft -= n;
+  return ctx.opsLeft >= 0;
 }
 
 type Structure =
@@ -143,7 +162,7 @@ function parseStructure(s: string): Structure {
 
 function structuresEqual(a: string, b: string, ctx: Ctx, depth: number): boolean {
   if (a === b) return true;
-  if (depth > 4 || now() > ctx.deadline) return false;
+  if (depth > 4 || !spend(ctx, 1 + a.length + b.length)) return false; // parseStructure scans both
   const sa = parseStructure(a);
   const sb = parseStructure(b);
   if (sa.kind === 'scalar' && sb.kind === 'scalar') return scalarsEqual(sa.text, sb.text, ctx);
@@ -170,6 +189,7 @@ function scalarsEqual(a: string, b: string, ctx: Ctx): boolean {
     return a.toLowerCase() === b.toLowerCase();
   }
   if (a.length > MAX_ANSWER_CHARS || b.length > MAX_ANSWER_CHARS) return false;
+  if (!spend(ctx, a.length + b.length)) return false; // compileExpression scans both
   const eqA = a.split('=');
   const eqB = b.split('=');
   if (eqA.length === 2 && eqB.length === 2) return equationsEqual(eqA, eqB, ctx);
@@ -183,10 +203,10 @@ function expressionsEqual(a: string, b: string, ctx: Ctx): boolean {
   const eb = compileExpression(b);
   if (!ea || !eb) return false;
   if (ea.vars.join() !== eb.vars.join()) return false;
-  if (ea.vars.length === 0) return closeEnough(ea.evaluate({}), eb.evaluate({}), ctx.relTol);
+  if (ea.vars.length === 0) return numbersEqual(ea.evaluate({}), eb.evaluate({}), ctx.relTol);
   let valid = 0;
   for (const env of samplePoints(ea.vars, 8)) {
-    if (now() > ctx.deadline) return false;
+    if (!spend(ctx, ea.size + eb.size)) return false;
     const va = ea.evaluate(env);
     const vb = eb.evaluate(env);
     if (!Number.isFinite(va) && !Number.isFinite(vb)) continue;
@@ -204,7 +224,7 @@ function equationsEqual(a: string[], b: string[], ctx: Ctx): boolean {
   let ratio: number | null = null;
   let valid = 0;
   for (const env of samplePoints(da.vars, 8)) {
-    if (now() > ctx.deadline) return false;
+    if (!spend(ctx, da.size + db.size)) return false;
     const va = da.evaluate(env);
     const vb = db.evaluate(env);
     if (!Number.isFinite(va) || !Number.isFinite(vb) || Math.abs(vb) < 1e-12) continue;

@@ -12,10 +12,11 @@ export {
   scoreQAAnswer,
   type MathGrade,
   type MathGradeOptions,
+  DEFAULT_MAX_OPERATIONS,
   type QAGrade,
 } from './grade';
 export { extractLastBoxed, goldAnswerText, normalizeMathAnswer } from './latex';
-export { compileExpression } from './expr';
+export { compileExpression, numbersEqual } from './expr';
 export {
   avgAtN,
   passAtN,

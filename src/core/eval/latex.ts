@@ -120,6 +120,7 @@ export function normalizeMathAnswer(input: string): string {
   s = s.replace(/\\sqrt(?![a-zA-Z[{])\s*([0-9a-zA-Z])/g, '\\sqrt{$1}');
   // Protect a command that is followed by a letter (`\cot x`) before dropping spaces.
   s = s.replace(/(\\[a-zA-Z]+)\s+(?=[a-zA-Z])/g, '$1\u0000');
+  // eslint-disable-next-line no-control-regex -- NUL is the placeholder set just above; it cannot occur in an answer.
   s = s.replace(/\s+/g, '').replace(/\u0000/g, ' ');
   // Subscript braces on a single token: `4210_{5}` -> `4210_5`.
   s = s.replace(/_\{([0-9a-zA-Z])\}/g, '_$1');

@@ -6,14 +6,21 @@
  * main process (src/main). `call(method, raw)` validates the raw input with the contract's
  * schema, so a transport only has to hand over what arrived.
  *
- * Not here: transports, auth, the training loop (src/engine). Outputs are JSON-safe DTOs (NaN as
- * null, typed arrays as number arrays). Tested by test/server/*.test.ts and test/e2e/lab.test.ts
- * (real engines through NodeForkLauncher).
+ * Engines and leases: it runs at most `maxEngines` engines at once (engineLimit.ts); a start or
+ * resume beyond that waits in a FIFO queue, holding the run's lease as `queued` (so no other
+ * host can take the run meanwhile; status `queued` in listRuns/getRun and pushes) and starts
+ * when a slot frees. Starting, resuming and deleting a run whose lease another process holds
+ * alive (an engine of the CLI, another `serve`) is refused with a conflict naming the holder.
+ *
+ * Not here: transports, auth, the training loop (src/engine). Handlers return the store's domain
+ * records unchanged (src/shared/records.ts); `call` turns each result into its wire form once
+ * (src/shared/wire.ts: typed arrays as number arrays). Tested by test/server/*.test.ts and
+ * test/e2e/lab.test.ts (real engines through NodeForkLauncher); the queue by test/core/host/engineQueue.test.ts, the
+ * lease refusals by test/engine/leases.test.ts.
  */
 import { rmSync } from 'node:fs';
 import { z } from 'zod';
 import {
-  fieldErrors,
   LabApiError,
   parseApiInput,
   type ApiMethod,
@@ -21,9 +28,6 @@ import {
   type ApiParsedInput,
   type ConfigField,
   type ConfigValidation,
-  type EpisodeDto,
-  type EventDetailDto,
-  type EventSummaryDto,
   type LabApiHandlers,
   type LabPush,
   type PresetInfo,
@@ -34,22 +38,43 @@ import {
   type SeriesPoint,
 } from '../../shared/api';
 import { configDiff } from '../../shared/analysis';
-import { eventsCsv, htmlReport, markdownReport, metricsCsv, REPORT_CHART_KEYS, type ReportData } from '../../shared/report';
-import { mergeConfig, PRESET_NAMES, PRESETS, presetConfig, presetInput, resolveRunConfig, runConfigSchema, type RunConfig } from '../config';
+import { toWire } from '../../shared/wire';
+import { eventsCsv, htmlReport, markdownReport, metricsCsv, REPORT_CHART_KEYS, suiteTableCsv, type ReportData } from '../../shared/report';
+import { buildSuiteTable, type SuiteDetail } from '../../shared/suites';
+import { createSuite as storeSuite } from '../store/suites';
+import { materialiseSuite } from '../suites/runner';
+import { expandSuite, resolveSuiteSpec } from '../suites/spec';
+import { suiteDetail, suiteSummaries } from '../suites/tableData';
+import { findForbiddenKey, forbiddenKeyMessage } from '../../shared/inputGuards';
+import { crossFieldProblems, giveWayToModelFolder, mergeConfig, PRESET_NAMES, PRESETS, presetConfig, presetInput, presetNeedsModelFolder, resolveRunConfig, runConfigSchema, type RunConfig } from '../config';
+import { schemaProblems } from '../util/schemaError';
+import { assertRunDataUnchanged } from '../data/datasetTasks';
 import { CHARACTERS, SPECIAL_TOKENS } from '../models/tokenizer';
-import { LabStore, type EventSummary, type MetricPoint, type RunRecord, type StoredMember } from '../store';
+import { LabStore, type EventSummary, type MetricPoint, type RunRecord, type StoredMember, type TokensWithText } from '../store';
 import { MetricSeriesCache } from '../store/series';
 import type { EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
+import { acquireLease, assertNoLiveLease, heartbeatLease, HEARTBEAT_EVERY_MS, LeaseHeldError, leaseHolder, liveLeases, releaseLease } from '../store/leases';
+import { engineLimit } from './engineLimit';
 import { runDirFor } from './paths';
-import { createRun, launchRun, type ActiveRun } from './runs';
+import { adoptLegacyRunFolders } from './runFolders';
+import { checkRunnable, createRun, launchRun, type ActiveRun } from './runs';
 
 export interface LabServiceOptions {
-  /** The lab database (created and migrated if missing). */
+  /** The lab database (created and migrated if missing; opened read-only where the file or its folder is). */
   dbPath: string;
   launcher: EngineLauncher;
   /** Prints an HTML report to PDF (web mode: headless Chromium; desktop: printToPDF). Absent: pdf is 'unsupported'. */
   printPdf?: (html: string) => Promise<Uint8Array>;
+  /** Engines run at once; more starts are queued. Default: SRPO_LAB_MAX_ENGINES, else one per GPU (one without). */
+  maxEngines?: number;
+}
+
+/** A start or resume waiting for an engine slot. */
+interface QueuedLaunch {
+  runId: number;
+  mode: EngineMode;
+  force: boolean;
 }
 
 const TOKEN_TEXT: readonly string[] = [...SPECIAL_TOKENS, ...CHARACTERS];
@@ -62,18 +87,37 @@ export class LabService {
   private readonly seriesCache: MetricSeriesCache;
   private readonly active = new Map<number, ActiveRun & { paused: boolean }>();
   private readonly listeners = new Set<(push: LabPush) => void>();
+  /** This service's lease identity (its queued runs, and the engines it launches until they take over). */
+  private readonly holder = leaseHolder();
+  private readonly queue: QueuedLaunch[] = [];
+  private queueHeartbeat: NodeJS.Timeout | null = null;
+  /** Engines this service runs at once. */
+  readonly maxEngines: number;
   readonly handlers: LabApiHandlers;
 
   constructor(private readonly options: LabServiceOptions) {
-    this.store = LabStore.open(options.dbPath);
+    this.maxEngines = engineLimit(options.maxEngines);
+    // Read-only where the file or its folder is (the UI browses, starting or deleting is refused).
+    this.store = LabStore.open(options.dbPath, { access: 'createOrRead' });
+    const folders = adoptLegacyRunFolders(this.store, options.dbPath);
+    if (folders.message) console.log(`srpo-lab: ${folders.message}`);
     this.seriesCache = new MetricSeriesCache(this.store.db);
     this.handlers = {
-      listRuns: () => this.store.listRuns().map((r) => this.summary(r)),
+      listRuns: () => {
+        const queued = this.queuedRunIds();
+        return this.store.listRuns().map((r) => this.summary(r, queued));
+      },
       getRun: ({ runId }) => this.detail(this.runOrThrow(runId)),
       deleteRun: ({ runId }) => this.deleteRun(runId),
       presets: () => PRESET_NAMES.map((name): PresetInfo => {
         const p = PRESETS[name] as { description: string; base?: string };
-        return { name, description: p.description, base: p.base ?? null, input: presetInput(name), config: presetConfig(name) as unknown as Record<string, unknown> };
+        return {
+          name,
+          description: p.description,
+          base: p.base ?? null,
+          input: presetInput(name),
+          config: presetConfig(name) as unknown as Record<string, unknown>,
+        };
       }),
       configSchema: () => configFields(),
       validateConfig: ({ preset, config }) => this.validate(preset ?? null, config),
@@ -92,21 +136,23 @@ export class LabService {
       evaluations: ({ runId }) => (this.runOrThrow(runId), this.store.evaluations(runId)),
       listEvents: ({ runId, filter, limit, after }) => {
         this.runOrThrow(runId);
-        const page = this.store.listEvents(runId, filter ?? {}, { limit, after: after ?? null });
-        return { events: page.events.map(eventSummary), next: page.next };
+        return this.store.listEvents(runId, filter ?? {}, { limit, after: after ?? null });
       },
       getEvent: ({ eventId }) => {
         const e = this.store.getEvent(eventId);
         if (!e) throw new LabApiError('not_found', `no event with id ${eventId}`);
-        return { ...eventSummary(e), members: e.members.map(memberDto) } satisfies EventDetailDto;
+        return { ...e, members: e.members.map(withTokenText) };
       },
       getEpisode: ({ episodeId }) => {
         const ep = this.store.getEpisode(episodeId, { members: false });
         if (!ep) throw new LabApiError('not_found', `no episode with id ${episodeId}`);
-        const { events, ...rest } = ep;
-        return { ...rest, reward: ep.reward, events: events.map(eventSummary) } satisfies EpisodeDto;
+        return ep;
       },
-      exportReport: ({ runIds, format }) => this.exportReport(runIds, format),
+      exportReport: ({ runIds, suiteId, baseline, format }) => this.exportReport(runIds ?? [], format, suiteId, baseline),
+      listSuites: () => suiteSummaries(this.store, this.queuedRunIds()),
+      getSuite: ({ suiteId, baseline }) => this.suiteOrThrow(suiteId, baseline),
+      createSuite: ({ spec, start }) => this.createSuite(spec, start ?? false),
+      startSuite: ({ suiteId }) => this.startSuite(suiteId),
     };
   }
 
@@ -117,7 +163,7 @@ export class LabService {
     const input = parseApiInput(method, raw) as ApiParsedInput<ApiMethod>;
     const handler = this.handlers[method as ApiMethod] as (i: unknown) => unknown;
     try {
-      return await handler(input);
+      return toWire(await handler(input));
     } catch (err) {
       if (err instanceof LabApiError) throw err;
       throw new LabApiError('internal', (err as Error).message ?? String(err));
@@ -135,8 +181,18 @@ export class LabService {
     return [...this.active.keys()];
   }
 
-  /** Stops every engine it started (waiting up to `timeoutMs` each, then kills) and closes the store. */
+  /** Ids of the runs waiting in this service's queue, in order. */
+  queuedRuns(): number[] {
+    return this.queue.map((q) => q.runId);
+  }
+
+  /**
+   * Drops its queue (the runs go back to their stored status), stops every engine it started (waiting
+   * up to `timeoutMs` each, then kills) and closes the store.
+   */
   async close(timeoutMs = 10_000): Promise<void> {
+    for (const q of this.queue.splice(0)) releaseLease(this.store.db, q.runId, this.holder);
+    this.syncQueueHeartbeat();
     await Promise.all(
       [...this.active.values()].map(async (a) => {
         a.stop();
@@ -165,7 +221,12 @@ export class LabService {
     return run;
   }
 
-  private summary(r: RunRecord): RunSummary {
+  /** Runs with a live `queued` lease: this service's queue and any other host's. */
+  private queuedRunIds(): Set<number> {
+    return new Set(liveLeases(this.store.db).filter((l) => l.kind === 'queued').map((l) => l.runId));
+  }
+
+  private summary(r: RunRecord, queued: Set<number> = this.queuedRunIds()): RunSummary {
     const config = r.config as Partial<RunConfig>;
     const evals = this.store.metricSeries(r.id, 'eval/macro/avg');
     let best: RunSummary['bestEval'] = null;
@@ -174,7 +235,7 @@ export class LabService {
       id: r.id,
       name: r.name,
       preset: r.preset,
-      status: r.status,
+      status: queued.has(r.id) && !this.active.has(r.id) ? 'queued' : r.status,
       workflow: r.workflow,
       objective: r.algorithm,
       backend: r.backend,
@@ -191,12 +252,19 @@ export class LabService {
   }
 
   private detail(r: RunRecord): RunDetail {
-    return { ...this.summary(r), config: r.config as Record<string, unknown>, checkpoints: this.store.checkpoints(r.id).map((c) => ({ step: c.step, path: c.path, wallTime: c.wallTime })) };
+    return { ...this.summary(r), config: r.config as Record<string, unknown>, checkpoints: this.store.checkpoints(r.id) };
   }
 
   private deleteRun(runId: number): { deleted: boolean } {
     this.runOrThrow(runId);
     if (this.active.has(runId)) throw new LabApiError('conflict', `run ${runId} is running; stop it before deleting it`);
+    this.dequeue(runId);
+    try {
+      assertNoLiveLease(this.store.db, runId, this.holder);
+    } catch (err) {
+      if (err instanceof LeaseHeldError) throw new LabApiError('conflict', `${err.message}; stop it before deleting it`);
+      throw err;
+    }
     const deleted = this.store.deleteRun(runId);
     this.seriesCache.clear(runId);
     try {
@@ -213,19 +281,32 @@ export class LabService {
     if (preset !== null && !(PRESET_NAMES as readonly string[]).includes(preset)) {
       throw new LabApiError('invalid_input', `unknown preset "${preset}"; valid: ${PRESET_NAMES.join(', ')}`, [{ path: 'preset', message: `unknown preset; valid: ${PRESET_NAMES.join(', ')}` }]);
     }
+    // Refused by name (mergeConfig would throw a plain error, answered as 'internal').
+    const hit = findForbiddenKey(config);
+    if (hit) throw new LabApiError('invalid_input', forbiddenKeyMessage(hit.key, `config at "${hit.path}"`), [{ path: hit.path, message: `the key "${hit.key}" is not allowed` }]);
     return preset ? mergeConfig(presetInput(preset), config) : config;
   }
 
   private validate(preset: string | null, config: Record<string, unknown>): ConfigValidation {
     const input = this.mergedInput(preset, config);
     const parsed = runConfigSchema.safeParse(input);
-    if (!parsed.success) return { ok: false, errors: fieldErrors(parsed.error), config: null, diff: [] };
+    // Plain words, one problem per field (core/util/schemaError), not zod's text.
+    if (!parsed.success) {
+      return { ok: false, errors: schemaProblems(parsed.error, input).map(({ path, message }) => ({ path, message })), config: null, diff: [] };
+    }
     let resolved: RunConfig;
     try {
-      resolved = resolveRunConfig(input);
+      resolved = giveWayToModelFolder(resolveRunConfig(input)); // a Hugging Face folder's shape wins over modelOverrides
     } catch (err) {
       return { ok: false, errors: [{ path: 'workflow.options', message: (err as Error).message.replace(/^run config: field "workflow.options" /, '') }], config: null, diff: [] };
     }
+    // Path fields (policies.init) exist and are checkpoint folders, and the cross-field rules hold
+    // (heads divide the width, overrides agree with the init checkpoint), before any run is created.
+    const pathErrors = crossFieldProblems(resolved);
+    if (preset && presetNeedsModelFolder(preset) && !resolved.policies.init) {
+      pathErrors.push({ path: 'policies.init', message: `preset "${preset}" trains a Hugging Face model: name its folder (config.json, tokenizer.json and the safetensors weights)` });
+    }
+    if (pathErrors.length) return { ok: false, errors: pathErrors, config: null, diff: [] };
     const diff = preset ? configDiff(presetConfig(preset), resolved) : [];
     return { ok: true, errors: [], config: resolved as unknown as Record<string, unknown>, diff };
   }
@@ -240,6 +321,8 @@ export class LabService {
   }
 
   private resumeRun(runId: number, force: boolean): { ok: true } {
+    const run = this.runOrThrow(runId);
+    if (this.queue.some((q) => q.runId === runId)) throw new LabApiError('conflict', `run ${runId} is already queued`);
     const a = this.active.get(runId);
     if (a) {
       if (!a.paused) throw new LabApiError('conflict', `run ${runId} is already running`);
@@ -247,12 +330,20 @@ export class LabService {
       a.paused = false;
       return { ok: true };
     }
+    // A changed dataset or corpus file is refused here, before an engine starts (not by it, after).
+    try {
+      assertRunDataUnchanged(run.config as RunConfig);
+    } catch (err) {
+      throw new LabApiError('conflict', (err as Error).message);
+    }
     this.launch(runId, 'resume', force);
     return { ok: true };
   }
 
   private control(runId: number, what: 'pause' | 'stop'): { ok: true } {
     this.runOrThrow(runId);
+    // Stopping a queued run takes it out of the queue: it never started, nothing to stop.
+    if (what === 'stop' && this.dequeue(runId)) return { ok: true };
     const a = this.active.get(runId);
     if (!a) throw new LabApiError('conflict', `run ${runId} has no engine running in this lab`);
     if (what === 'pause') {
@@ -262,12 +353,34 @@ export class LabService {
     return { ok: true };
   }
 
+  /** Starts the run now if an engine slot is free, else queues it (its lease taken as `queued`). */
   private launch(runId: number, mode: EngineMode, force = false): void {
-    this.runOrThrow(runId);
+    const run = this.runOrThrow(runId);
+    if (this.store.readonly) throw new LabApiError('conflict', `${this.options.dbPath} is open read-only (the file or its folder is read-only): runs can be read, not started`);
     if (this.active.has(runId)) throw new LabApiError('conflict', `run ${runId} is already running`);
+    if (this.queue.some((q) => q.runId === runId)) throw new LabApiError('conflict', `run ${runId} is already queued`);
+    if (this.active.size < this.maxEngines) return this.startEngine({ runId, mode, force });
+    try {
+      checkRunnable(this.store, run, mode, force, this.holder);
+      acquireLease(this.store.db, runId, this.holder, 'queued');
+    } catch (err) {
+      throw new LabApiError('conflict', (err as Error).message);
+    }
+    this.queue.push({ runId, mode, force });
+    this.syncQueueHeartbeat();
+    this.push({ type: 'status', runId, status: 'queued', error: null });
+    this.push({ type: 'log', runId, level: 'info', line: `queued: ${this.active.size} of ${this.maxEngines} engines busy, ${this.queue.length - 1} run(s) ahead` });
+  }
+
+  private startEngine({ runId, mode, force }: QueuedLaunch): void {
     let active: ActiveRun;
     try {
-      active = launchRun(runId, mode, { store: this.store, dbPath: this.options.dbPath, launcher: this.options.launcher, onMessage: (m) => this.relay(runId, m) }, force);
+      active = launchRun(
+        runId,
+        mode,
+        { store: this.store, dbPath: this.options.dbPath, launcher: this.options.launcher, holder: this.holder, onMessage: (m) => this.relay(runId, m) },
+        force,
+      );
     } catch (err) {
       throw new LabApiError('conflict', (err as Error).message);
     }
@@ -276,7 +389,67 @@ export class LabService {
     void active.done.then((outcome) => {
       this.active.delete(runId);
       this.push({ type: 'status', runId, status: outcome.status, error: outcome.error });
+      this.startQueued();
     });
+  }
+
+  /** Starts queued runs, oldest first, while slots are free. One that can no longer start is dropped with a log line saying why. */
+  private startQueued(): void {
+    while (this.active.size < this.maxEngines && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      try {
+        this.startEngine(next);
+      } catch (err) {
+        releaseLease(this.store.db, next.runId, this.holder);
+        const run = this.store.getRun(next.runId);
+        this.push({ type: 'log', runId: next.runId, level: 'error', line: `queued run could not start: ${(err as Error).message}` });
+        if (run) this.push({ type: 'status', runId: next.runId, status: run.status, error: run.error });
+      }
+    }
+    this.syncQueueHeartbeat();
+  }
+
+  /** Takes a run out of the queue (its lease released, its stored status pushed); false if it was not queued. */
+  private dequeue(runId: number): boolean {
+    const i = this.queue.findIndex((q) => q.runId === runId);
+    if (i < 0) return false;
+    this.queue.splice(i, 1);
+    releaseLease(this.store.db, runId, this.holder);
+    this.syncQueueHeartbeat();
+    const run = this.store.getRun(runId);
+    if (run) this.push({ type: 'status', runId, status: run.status, error: run.error });
+    return true;
+  }
+
+  /** A heartbeat for the queued leases while there are any. A refused one (taken over) leaves the queue. */
+  private syncQueueHeartbeat(): void {
+    if (this.queue.length > 0 && !this.queueHeartbeat) {
+      this.queueHeartbeat = setInterval(() => {
+        for (const q of [...this.queue]) {
+          if (heartbeatLease(this.store.db, q.runId, this.holder)) continue;
+          this.queue.splice(this.queue.indexOf(q), 1);
+          this.push({ type: 'log', runId: q.runId, level: 'warn', line: `run ${q.runId} left the queue: its lease was taken over` });
+        }
+      }, HEARTBEAT_EVERY_MS);
+      this.queueHeartbeat.unref();
+    } else if (this.queue.length === 0 && this.queueHeartbeat) {
+      clearInterval(this.queueHeartbeat);
+      this.queueHeartbeat = null;
+    }
+  }
+
+  /** Every metric point of one step, read back from the store, as one 'points' push. */
+  private pushStepPoints(runId: number, step: number): void {
+    const points: Record<string, SeriesPoint> = {};
+    try {
+      for (const k of this.store.metricKeys(runId)) {
+        const p = this.store.metricSeries(runId, k, { fromStep: step, toStep: step })[0];
+        if (p) points[k] = point(p);
+      }
+    } catch {
+      // A read failing under a busy writer only delays the curve; the next fetch catches up.
+    }
+    this.push({ type: 'points', runId, step, points });
   }
 
   /** Engine message -> pushes. A step's every metric point is read back from the store (committed before the message). */
@@ -286,18 +459,13 @@ export class LabService {
         const metrics: Record<string, number | null> = {};
         for (const [k, v] of Object.entries(m.metrics)) metrics[k] = num(v);
         this.push({ type: 'progress', runId, step: m.step, totalSteps: m.totalSteps, final: m.final, wallMs: num(m.wallMs), metrics });
-        const points: Record<string, SeriesPoint> = {};
-        try {
-          for (const k of this.store.metricKeys(runId)) {
-            const p = this.store.metricSeries(runId, k, { fromStep: m.step, toStep: m.step })[0];
-            if (p) points[k] = point(p);
-          }
-        } catch {
-          // A read failing under a busy writer only delays the curve; the next fetch catches up.
-        }
-        this.push({ type: 'points', runId, step: m.step, points });
+        this.pushStepPoints(runId, m.step);
         break;
       }
+      case 'evaluation':
+        // The step's evaluation, committed before the step: its points only (no progress, the step is not done).
+        this.pushStepPoints(runId, m.step);
+        break;
       case 'status': {
         const a = this.active.get(runId);
         if (a) a.paused = m.status === 'paused';
@@ -313,6 +481,55 @@ export class LabService {
     }
   }
 
+  private suiteOrThrow(suiteId: number, baseline?: string): SuiteDetail {
+    let d: SuiteDetail | null;
+    try {
+      d = suiteDetail(this.store, suiteId, { baseline, queued: this.queuedRunIds() });
+    } catch (err) {
+      throw new LabApiError('invalid_input', (err as Error).message);
+    }
+    if (!d) throw new LabApiError('not_found', `no suite with id ${suiteId}`);
+    return d;
+  }
+
+  /** Stores a suite (every run config validated first) and creates its runs; `start` queues them. */
+  private createSuite(raw: Record<string, unknown>, start: boolean): { suiteId: number } {
+    if (this.store.readonly) throw new LabApiError('conflict', `${this.options.dbPath} is open read-only: suites can be read, not created`);
+    let cells;
+    let spec;
+    try {
+      spec = resolveSuiteSpec(raw);
+      cells = expandSuite(spec);
+    } catch (err) {
+      throw new LabApiError('invalid_input', (err as Error).message);
+    }
+    const suiteId = storeSuite(this.store.db, { name: spec.name || 'suite', spec, cells: cells.map((c) => ({ label: c.label, seed: c.seed })) });
+    materialiseSuite(this.store, suiteId);
+    this.push({ type: 'runs' });
+    if (start) this.startSuite(suiteId);
+    return { suiteId };
+  }
+
+  /** Queues (or starts, while engine slots are free) every run of the suite not completed, running or queued. */
+  private startSuite(suiteId: number): { queued: number } {
+    this.suiteOrThrow(suiteId);
+    materialiseSuite(this.store, suiteId);
+    let queued = 0;
+    for (const e of this.suiteOrThrow(suiteId).entries) {
+      if (e.runId === null || e.status === 'completed' || e.status === 'queued' || this.active.has(e.runId) || this.queue.some((q) => q.runId === e.runId)) continue;
+      // running/paused without an engine here: its host died with it (the lease check still refuses a live one).
+      const force = e.status === 'running' || e.status === 'paused';
+      try {
+        this.launch(e.runId, e.status === 'created' ? 'start' : 'resume', force);
+        queued++;
+      } catch (err) {
+        this.push({ type: 'log', runId: e.runId, level: 'warn', line: `suite ${suiteId}: run ${e.runId} not queued: ${(err as Error).message}` });
+      }
+    }
+    this.push({ type: 'runs' });
+    return { queued };
+  }
+
   private reportData(runIds: number[]): ReportData {
     return {
       generatedAt: Date.now(),
@@ -326,25 +543,48 @@ export class LabService {
     };
   }
 
-  private async exportReport(runIds: number[], format: ApiParsedInput<'exportReport'>['format']): Promise<ReportFile> {
+  private async exportReport(ids: number[], format: ApiParsedInput<'exportReport'>['format'], suiteId?: number, baseline?: string): Promise<ReportFile> {
+    // A suite's report: its completed runs, its tables first.
+    const suite = suiteId !== undefined ? this.suiteOrThrow(suiteId, baseline) : undefined;
+    const runIds = suite ? suite.entries.filter((e) => e.status === 'completed' && e.runId !== null).map((e) => e.runId!) : ids;
+    if (suite && !runIds.length && format !== 'csv-table') throw new LabApiError('conflict', `suite ${suiteId} has no completed run to report yet`);
     for (const id of runIds) this.runOrThrow(id);
-    const base = runIds.length === 1 ? `srpo-run-${runIds[0]}` : `srpo-runs-${runIds.join('-')}`;
+    const base = suite ? `srpo-suite-${suite.id}` : runIds.length === 1 ? `srpo-run-${runIds[0]}` : `srpo-runs-${runIds.join('-')}`;
+    const withSuite = (d: ReportData): ReportData => (suite ? { ...d, suite } : d);
     switch (format) {
+      case 'csv-table': {
+        // Without a suite: the given runs, one row per run name without its -sN seed suffix.
+        const table = suite
+          ? suite.table
+          : buildSuiteTable(
+              runIds.map((id) => {
+                const r = this.runOrThrow(id);
+                return { label: r.name.replace(/-s\d+$/, ''), seed: r.seed, runId: id, evaluations: this.store.evaluations(id), gradNorm: this.store.metricSeries(id, 'grad/norm').map((p) => p.value) };
+              }),
+              [],
+              baseline,
+            );
+        return { filename: `${base}-table.csv`, mime: 'text/csv', encoding: 'utf8', content: suiteTableCsv(table) };
+      }
       case 'html':
-        return { filename: `${base}.html`, mime: 'text/html', encoding: 'utf8', content: htmlReport(this.reportData(runIds)) };
+        return { filename: `${base}.html`, mime: 'text/html', encoding: 'utf8', content: htmlReport(withSuite(this.reportData(runIds))) };
       case 'markdown':
-        return { filename: `${base}.md`, mime: 'text/markdown', encoding: 'utf8', content: markdownReport(this.reportData(runIds)) };
+        return { filename: `${base}.md`, mime: 'text/markdown', encoding: 'utf8', content: markdownReport(withSuite(this.reportData(runIds))) };
       case 'csv-metrics': {
-        const rows = runIds.flatMap((runId) => this.store.metricKeys(runId).flatMap((key) => this.store.metricSeries(runId, key).map((p) => ({ runId, key, step: p.step, value: num(p.value), wallTime: p.wallTime }))));
+        const rows = runIds.flatMap((runId) =>
+          this.store
+            .metricKeys(runId)
+            .flatMap((key) => this.store.metricSeries(runId, key).map((p) => ({ runId, key, step: p.step, value: num(p.value), wallTime: p.wallTime }))),
+        );
         return { filename: `${base}-metrics.csv`, mime: 'text/csv', encoding: 'utf8', content: metricsCsv(rows) };
       }
       case 'csv-events': {
-        const events: EventSummaryDto[] = [];
+        const events: EventSummary[] = [];
         for (const runId of runIds) {
           let after: { step: number; id: number } | null = null;
           do {
             const page = this.store.listEvents(runId, {}, { limit: 1000, after });
-            events.push(...page.events.map(eventSummary));
+            events.push(...page.events);
             after = page.next;
           } while (after);
         }
@@ -352,63 +592,17 @@ export class LabService {
       }
       case 'pdf': {
         if (!this.options.printPdf) throw new LabApiError('unsupported', 'PDF export needs a browser to print with (web mode with Chromium, or the desktop app)');
-        const bytes = await this.options.printPdf(htmlReport(this.reportData(runIds)));
+        const bytes = await this.options.printPdf(htmlReport(withSuite(this.reportData(runIds))));
         return { filename: `${base}.pdf`, mime: 'application/pdf', encoding: 'base64', content: Buffer.from(bytes).toString('base64') };
       }
     }
   }
 }
 
-function eventSummary(e: EventSummary): EventSummaryDto {
-  return {
-    id: e.id,
-    runId: e.runId,
-    step: e.step,
-    episodeId: e.episodeId,
-    key: e.key,
-    seq: e.seq,
-    kind: e.kind,
-    stateId: e.stateId,
-    group: e.group,
-    expectedK: e.expectedK,
-    memberCount: e.memberCount,
-    invalidMembers: e.invalidMembers,
-    complete: e.complete,
-    dropReason: e.dropReason,
-    reward: e.reward,
-    advantage: e.advantage === null ? null : num(e.advantage),
-    logRatio: e.logRatio === null ? null : num(e.logRatio),
-    ratio: e.ratio === null ? null : num(e.ratio),
-    clipped: e.clipped,
-  };
-}
-
-function memberDto(m: StoredMember): EventDetailDto['members'][number] {
+/** The member with its output tokens as text pieces (the char tokenizer's; an unknown id as `<id>`). */
+function withTokenText(m: StoredMember): StoredMember<TokensWithText> {
   const t = m.tokens;
-  return {
-    id: m.id,
-    memberIndex: m.memberIndex,
-    role: m.role,
-    policyId: m.policyId,
-    policyVersion: m.policyVersion,
-    prompt: m.prompt,
-    output: m.output,
-    valid: m.valid,
-    parseError: m.parseError,
-    logRatio: m.logRatio === null ? null : num(m.logRatio),
-    promptLength: m.promptLength,
-    outputLength: m.outputLength,
-    tokens: t
-      ? {
-          outputTokens: Array.from(t.outputTokens),
-          outputText: Array.from(t.outputTokens, (id) => TOKEN_TEXT[id] ?? `<${id}>`),
-          logpOld: Array.from(t.logpOld, (v) => (Number.isFinite(v) ? v : 0)),
-          mask: Array.from(t.mask),
-          logpCur: t.logpCur ? Array.from(t.logpCur, (v) => (Number.isFinite(v) ? v : null)) : null,
-          promptLength: t.promptTokens.length,
-        }
-      : null,
-  };
+  return { ...m, tokens: t ? { ...t, outputText: Array.from(t.outputTokens, (id) => TOKEN_TEXT[id] ?? `<${id}>`) } : null };
 }
 
 type JsonSchema = {

@@ -39,6 +39,8 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
     /** Checkpoint written with this step, if any. */
     checkpoint: z.string().nullable(),
   }),
+  /** A step's scheduled evaluation was committed ahead of the step (its eval metrics and rows; the step is not committed yet). */
+  z.object({ type: z.literal('evaluation'), step: z.number().int() }),
   /** The run's status changed (the engine wrote it to the store first). `error` with failed. */
   z.object({ type: z.literal('status'), status: z.enum(ENGINE_STATUSES), error: z.string().optional() }),
   z.object({ type: z.literal('log'), level: z.enum(['info', 'warn', 'error']), line: z.string() }),
@@ -49,7 +51,10 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
   /** Pause before the next step (the current one finishes and commits). */
   z.object({ type: z.literal('pause') }),
   z.object({ type: z.literal('resume') }),
-  /** Stop as soon as possible: between steps, or between mini-batches (the step in progress is abandoned). */
+  /**
+   * Stop as soon as possible without losing anything: between steps, before a step's update (the step is dropped,
+   * weights untouched), or after the update in progress commits; the last committed step is then checkpointed.
+   */
   z.object({ type: z.literal('stop') }),
 ]);
 export type HostMessage = z.infer<typeof hostMessageSchema>;

@@ -5,18 +5,26 @@
  * without having written a final status (kill -9, out of memory, a native abort), mark the run
  * interrupted so it can be resumed from its last checkpoint.
  *
- * Files of a run: `<dir of the database>/runs/<runId>/` (paths.ts): checkpoints and the STOP flag.
+ * Files of a run: `<database file>.runs/<runId>/` beside the database (paths.ts): checkpoints and the STOP flag.
+ *
+ * One writer per run (store/leases.ts): `launchRun` first takes the run's lease as `starting` for
+ * its host (refused, naming the holder, while another engine or host holds it alive), the engine
+ * takes it over from its parent, and when the engine has exited the host releases whatever is
+ * left of it. A run whose lease was taken over by someone else is not marked interrupted.
  *
  * Not here: the training loop (src/engine, src/core/train), printing (src/cli).
- * Tests: test/engine/crash.test.ts, control.test.ts, failure.test.ts; test/cli/train.test.ts.
+ * Tests: test/engine/crash.test.ts, control.test.ts, failure.test.ts, leases.test.ts;
+ * test/cli/train.test.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { RunConfig } from '../config';
 import { resolveRunConfig } from '../config';
 import type { LabStore, RunRecord, RunStatus } from '../store';
+import { acquireLease, assertNoLiveLease, defaultLeaseEnv, describeLease, getLease, leaseHolder, leaseLiveness, releaseLease, releaseLeaseOfPid, type LeaseEnv, type LeaseHolder } from '../store/leases';
 import type { EngineHandle, EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
 import { runDirFor, stopFlagPath } from './paths';
+import { resumePlan, type ResumePlan } from '../../shared/resumePlan';
 
 export interface NewRunOptions {
   config: RunConfig;
@@ -27,6 +35,13 @@ export interface NewRunOptions {
 /** Run name when the config has none: `<preset or custom>-s<seed>`. */
 export function defaultRunName(config: RunConfig, preset: string | null | undefined): string {
   return config.name || `${preset ?? 'custom'}-s${config.seed}`;
+}
+
+/** What resuming this run will redo, from the store (see src/shared/resumePlan.ts); the CLI prints it before resuming. */
+export function resumePlanFor(store: LabStore, runId: number): ResumePlan {
+  const run = store.getRun(runId);
+  if (!run) throw new Error(`no run with id ${runId}`);
+  return resumePlan(run.lastStep, store.checkpoints(runId).map((c) => c.step));
 }
 
 /** Stores a new run ('created') with its frozen config snapshot; returns its id. */
@@ -59,7 +74,10 @@ export interface ActiveRun {
   readonly engine: EngineHandle;
   pause(): void;
   resume(): void;
-  /** Stop between steps or mini-batches (the step in progress is abandoned); the run ends 'stopped'. */
+  /**
+   * Stop between steps, before a step's update (dropped) or after the update in progress commits;
+   * the run ends 'stopped' with its last committed step checkpointed.
+   */
   stop(): void;
   /** Resolves once the engine has exited and the run's final status is settled. */
   readonly done: Promise<RunOutcome>;
@@ -71,6 +89,10 @@ export interface LaunchOptions {
   launcher: EngineLauncher;
   /** Every message of the engine, in order. */
   onMessage?: (msg: EngineMessage) => void;
+  /** Who launches (the run's lease is taken in its name first); default: a new holder for this process. */
+  holder?: LeaseHolder;
+  /** How lease liveness is judged (tests inject a clock); default: this process's view. */
+  leaseEnv?: LeaseEnv;
 }
 
 /** Statuses a run may be resumed from (`force` also allows running/paused: a host that died with its engine). */
@@ -91,15 +113,37 @@ export function checkLaunchable(run: RunRecord, mode: EngineMode, force = false)
   }
 }
 
+/**
+ * checkLaunchable, then the lease: throws a LeaseHeldError naming the holder while the run's
+ * lease is alive and not `holder`'s. Everything that may start, resume or delete a run asks this
+ * first, before saying or writing anything.
+ */
+export function checkRunnable(store: LabStore, run: RunRecord, mode: EngineMode, force = false, holder?: LeaseHolder, env?: LeaseEnv): void {
+  assertNoLiveLease(store.db, run.id, holder, env);
+  checkLaunchable(run, mode, force);
+}
+
 /** Starts (mode 'start') or resumes a stored run in a new engine process. */
 export function launchRun(runId: number, mode: EngineMode, options: LaunchOptions, force = false): ActiveRun {
   const { store, dbPath, launcher } = options;
+  const holder = options.holder ?? leaseHolder();
+  const env = options.leaseEnv ?? defaultLeaseEnv();
   const run = store.getRun(runId);
   if (!run) throw new Error(`no run with id ${runId} in ${dbPath}`);
-  checkLaunchable(run, mode, force);
+  checkRunnable(store, run, mode, force, holder, env);
+  // Reserved for the engine, which takes it over from its parent (this process) when it starts.
+  const { tookOver } = acquireLease(store.db, runId, holder, 'starting', { env });
+  if (tookOver) options.onMessage?.({ type: 'log', level: 'warn', line: `took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}` });
   const runDir = runDirFor(dbPath, runId);
-  mkdirSync(runDir, { recursive: true });
-  const engine = launcher.launch({ dbPath, runId, mode: run.status === 'created' ? 'start' : 'resume' });
+  let engine: EngineHandle;
+  try {
+    mkdirSync(runDir, { recursive: true });
+    engine = launcher.launch({ dbPath, runId, mode: run.status === 'created' ? 'start' : 'resume' });
+  } catch (err) {
+    releaseLease(store.db, runId, holder);
+    throw err;
+  }
+  const enginePid = engine.pid;
   let finalStatus = false;
   engine.onMessage((msg) => {
     if (msg.type === 'status' && ['completed', 'stopped', 'failed'].includes(msg.status)) finalStatus = true;
@@ -108,11 +152,17 @@ export function launchRun(runId: number, mode: EngineMode, options: LaunchOption
   const done = new Promise<RunOutcome>((resolve) => {
     engine.onExit((code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      // What is left of the lease is ours or our engine's (a killed engine cannot release it).
+      releaseLease(store.db, runId, holder);
+      if (enginePid !== undefined) releaseLeaseOfPid(store.db, runId, enginePid, holder.host);
+      // Someone else holds the run now (they took over a lease they judged dead): not ours to mark.
+      const other = getLease(store.db, runId);
+      const takenOver = other !== null && leaseLiveness(other, env).alive;
       // markInterrupted only touches a run still created/running/paused: an engine that wrote its
       // final status before dying is left alone.
-      if (!finalStatus || code !== 0) store.markInterrupted(runId, `engine exited without finishing the run (${how})`);
-      const after = store.getRun(runId)!;
-      resolve({ runId, status: after.status, error: after.error, exitCode: code, signal, lastStep: after.lastStep });
+      if (!takenOver && (!finalStatus || code !== 0)) store.markInterrupted(runId, `engine exited without finishing the run (${how})`);
+      const after = store.getRun(runId);
+      resolve({ runId, status: after?.status ?? 'interrupted', error: after ? after.error : `run ${runId} no longer exists`, exitCode: code, signal, lastStep: after?.lastStep ?? -1 });
     });
   });
   return {

@@ -2,8 +2,9 @@
  * Compute-backend selection for tfjs: the only file of the core that loads optional native
  * packages. Order when nothing is requested: node-gpu (tfjs-node-gpu, CUDA) > node (tfjs-node,
  * native CPU) > wasm > cpu. A backend is named explicitly by the `backend` option (run config)
- * or the SRPO_LAB_BACKEND environment variable; an explicit request that cannot be honoured is
- * an error with the reason, never a silent fallback.
+ * or the SRPO_LAB_BACKEND environment variable; the option wins unless it is `auto` (the run
+ * config's default, "no preference"), which defers to the variable. An explicit request that
+ * cannot be honoured is an error with the reason, never a silent fallback.
  *
  * Each candidate is loaded lazily, and `tf.setBackend`'s boolean is checked. The report names the
  * backend in use and, for every candidate skipped, why (not installed, failed to load, no GPU,
@@ -77,7 +78,7 @@ export function defaultCandidates(hasGpu: () => boolean = nvidiaDriverPresent): 
 }
 
 export interface InitBackendOptions {
-  /** Explicit choice (run config); overrides SRPO_LAB_BACKEND. Default: the env, else auto. */
+  /** Choice of the run config: a name overrides SRPO_LAB_BACKEND; `auto` or absent defers to it, else the auto order. */
   requested?: BackendRequest;
   env?: NodeJS.ProcessEnv;
   /** Replace loaders (tests). */
@@ -92,7 +93,7 @@ export function currentBackend(): BackendReport | null {
 }
 
 export async function initBackend(options: InitBackendOptions = {}): Promise<BackendReport> {
-  const requested = options.requested ?? backendFromEnv(options.env) ?? 'auto';
+  const requested = (options.requested !== 'auto' ? options.requested : undefined) ?? backendFromEnv(options.env) ?? 'auto';
   const candidates = { ...defaultCandidates(), ...options.candidates };
   const order: readonly BackendName[] = requested === 'auto' ? BACKEND_NAMES : [requested];
   const skipped: BackendReport['skipped'] = [];

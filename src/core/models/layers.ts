@@ -6,7 +6,7 @@
  * explicit `tf.transpose`s instead of tfjs's default gradients, which use transpose flags. The
  * per-(batch, head) attention products of training are depthwise convolutions (`channelProduct`,
  * ~3x a batched matMul). Each block is five custom ops (rmsNorm, selfAttention, linear, rmsNorm,
- * mlp) that save only what their backward needs (memory: see `linear`).
+ * mlp) that save only what their backward needs (memory: see `linearTransposed`).
  *
  * wasm kernel facts measured for this file (tfjs 4.22): Tanh ~25 ms per 1M floats vs Sigmoid ~1;
  * 2-D Transpose ~10 ns per float, 4-D [0, 2, 1, 3] (last axis kept) ~20x faster, 5-D ~60 ms per
@@ -14,8 +14,17 @@
  * Transpose throws "divide by zero" on some size-1 or empty shapes (`permute` avoids it); oneHot
  * with dtype 'float32' returns garbage (use the int32 default and cast).
  *
+ * On the native backend (tfjs-node, tfjs name `tensorflow`, TensorFlow 2.21 CPU kernels) these
+ * tricks cost instead: forward + backward at the small preset's training shapes, the
+ * depthwise-conv attention took 6.5-8.5x the time of plain batched matMuls with tfjs's autodiff,
+ * and the explicit transposes of `linearTransposed` 1.5-3.3x the time of matMul's own gradient
+ * (bench/layer-variants.bench.ts, two runs). So `selfAttention` and `linear` pick their form per
+ * backend from `TRAINING_KERNELS` (the small preset's native step: 2.1x faster by CPU time). The
+ * one-hot embedding stays everywhere: gather with its gradient saved ~3 ms of a ~1.7 s step.
+ *
  * Not a layer library: no state, no variables (transformer.ts owns those). Call inside tf.tidy.
- * Tests: test/core/models/layers.test.ts (each custom gradient against tfjs's own autodiff).
+ * Tests: test/core/models/layers.test.ts (each custom gradient against tfjs's own autodiff, and
+ * every backend's variant of an op against the others on the backend the tests run on).
  */
 import * as tf from '@tensorflow/tfjs';
 
@@ -31,7 +40,7 @@ type Grad = tf.GradSaveFunc;
  * eagerly outside any scope, so its intermediates would otherwise live until the whole backward
  * pass ends (they did: most of the old training-step peak).
  */
-export const linear = tf.customGrad((...args) => {
+export const linearTransposed = tf.customGrad((...args) => {
   const [x, w, save] = args as [tf.Tensor2D, tf.Tensor2D, Grad];
   save([x, w]);
   return {
@@ -65,27 +74,6 @@ export const oneHotProduct = tf.customGrad((...args) => {
 export function embed(ids: tf.Tensor1D, table: tf.Tensor2D): tf.Tensor2D {
   return oneHotProduct(tf.oneHot(ids, table.shape[0]).toFloat() as tf.Tensor2D, table); // [N, d]
 }
-
-/**
- * Batched product a[i] @ b[i] with a hand-written backward: da = dy @ b^T, db = a^T @ dy, with
- * explicit transposes. Used for attention only. On wasm a batched 3-D matMul takes a naive path
- * (~1.8 GFLOP/s, measured); a loop of 2-D products needs per-entry slices, and wasm's
- * Slice/Unpack/SplitV copy the whole input on every call, and broadcast-multiply-sum costs the
- * same. The training path now uses `channelProduct` (depthwise convolution, ~3x faster) instead;
- * `bmm` is kept for callers and tests.
- */
-export const bmm = tf.customGrad((...args) => {
-  const [a, b, save] = args as [tf.Tensor3D, tf.Tensor3D, Grad];
-  save([a, b]);
-  return {
-    value: tf.matMul(a, b), // [G, M, N]
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [as, bs] = saved as [tf.Tensor3D, tf.Tensor3D];
-      const d = dy as tf.Tensor3D;
-      return tf.tidy(() => [tf.matMul(d, tf.transpose(bs, [0, 2, 1])), tf.matMul(tf.transpose(as, [0, 2, 1]), d)]);
-    },
-  };
-}) as (a: tf.Tensor3D, b: tf.Tensor3D) => tf.Tensor3D;
 
 /** Column sums [N, d] -> [d] as a plain 2-D product ones[1, N] @ x: wasm reduces over a non-last axis by transposing first (slow). */
 export function colSum(x: tf.Tensor2D): tf.Tensor1D {
@@ -149,17 +137,17 @@ function geluGate(x: tf.Tensor): tf.Tensor {
   return tf.sigmoid(tf.mul(tf.add(x, tf.mul(tf.mul(tf.mul(x, x), x), GELU_A)), 2 * GELU_C));
 }
 
+/** The MLP's value without the custom-gradient wrapper (inference). */
+export function mlpValue(h: tf.Tensor2D, wfc: tf.Tensor2D, wproj: tf.Tensor2D): tf.Tensor2D {
+  return tf.matMul(gelu(tf.matMul(h, wfc)), wproj); // [N, d]
+}
+
 /**
  * The MLP of a block, y = gelu(h @ wfc) @ wproj, as one custom-gradient op that keeps only its
  * inputs and the pre-activation u = h @ wfc for the backward pass (gelu(u) and its derivative are recomputed:
  * elementwise, cheap next to the products) instead of autodiff's half-dozen [N, m] intermediates.
  * gelu'(u) = s + u s (1 - s) 2c (1 + 3a u^2) with s = sigmoid(2c (u + a u^3)).
  */
-/** The MLP's value without the custom-gradient wrapper (inference). */
-export function mlpValue(h: tf.Tensor2D, wfc: tf.Tensor2D, wproj: tf.Tensor2D): tf.Tensor2D {
-  return tf.matMul(gelu(tf.matMul(h, wfc)), wproj); // [N, d]
-}
-
 export const mlp = tf.customGrad((...args) => {
   const [h, wfc, wproj, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
   const u = tf.matMul(h, wfc) as tf.Tensor2D; // [N, m]
@@ -246,7 +234,7 @@ export function channelProduct(x: tf.Tensor3D, f: tf.Tensor3D): tf.Tensor3D {
  * Backward: dAtt = dY v^T, dS = att (dAtt - rowsum(dAtt att)), dq = dS k / sqrt(hd),
  * dk = dS^T q_scaled, dv = att^T dY. `bias` [1, 1, T, T] (causal; 0 or MASKED) is a constant.
  */
-export function selfAttention(
+export function selfAttentionChannels(
   h: tf.Tensor2D,
   wq: tf.Tensor2D,
   wk: tf.Tensor2D,
@@ -256,7 +244,7 @@ export function selfAttention(
   T: number,
   H: number,
 ): tf.Tensor2D {
-  if (bias.shape[0] !== 1) throw new Error('selfAttention: bias must be [1, 1, T, T] (shared by every row)');
+  if (bias.shape[0] !== 1) throw new Error('selfAttentionChannels: bias must be [1, 1, T, T] (shared by every row)');
   if (B * T === 0) return tf.matMul(h, wv); // no rows: [0, d] (wasm's Transpose fails on empty tensors)
   const hd = wq.shape[1] / H;
   const C = B * H;
@@ -294,4 +282,86 @@ export function selfAttention(
     };
   }) as (x: tf.Tensor2D, wq: tf.Tensor2D, wk: tf.Tensor2D, wv: tf.Tensor2D) => tf.Tensor2D;
   return op(h, wq, wk, wv);
+}
+
+/**
+ * The same attention as `selfAttentionChannels` in plain kernels with tfjs's own gradients: q, k,
+ * v products, heads [B*H, T, hd], scores by a batched matMul with a transpose flag, softmax,
+ * att v, heads back to rows. The native backend's batched matMul is fast, so this is its training
+ * path; autodiff keeps more intermediates (scores, softmax output, the heads) than the custom op.
+ */
+export function selfAttentionBatched(
+  h: tf.Tensor2D,
+  wq: tf.Tensor2D,
+  wk: tf.Tensor2D,
+  wv: tf.Tensor2D,
+  bias: tf.Tensor4D,
+  B: number,
+  T: number,
+  H: number,
+): tf.Tensor2D {
+  const hd = wq.shape[1] / H;
+  const heads = (w: tf.Tensor2D) => toHeads(tf.matMul(h, w), B, T, H); // [B*H, T, hd]
+  const q = tf.mul(heads(wq), 1 / Math.sqrt(hd)) as tf.Tensor3D; // [B*H, T, hd]
+  return mergeHeads(attendHeads(q, heads(wk), heads(wv), bias, B).y, B, T); // [B*T, d]
+}
+
+/** y = x @ w with matMul's own gradient (transpose flags): the native backend runs those fast. */
+export function linearFlags(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return tf.matMul(x, w); // [N, dout]
+}
+
+type SelfAttentionFn = typeof selfAttentionChannels;
+type LinearFn = (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+
+/** The training ops whose fastest form depends on the backend's kernels. */
+export interface TrainingKernels {
+  selfAttention: SelfAttentionFn;
+  linear: LinearFn;
+}
+
+/** tfjs backend names (`tf.getBackend()`) the lab runs on: wasm, cpu, tensorflow (tfjs-node and tfjs-node-gpu). */
+export const KERNEL_BACKENDS = ['wasm', 'cpu', 'tensorflow'] as const;
+export type KernelBackend = (typeof KERNEL_BACKENDS)[number];
+
+const WASM_KERNELS: TrainingKernels = { selfAttention: selfAttentionChannels, linear: linearTransposed };
+
+/**
+ * Per backend, measured (header): wasm keeps its tricks; cpu (tfjs's plain JS reference backend,
+ * never chosen for speed) runs the same code as wasm; tensorflow takes the plain kernels.
+ */
+export const TRAINING_KERNELS = {
+  wasm: WASM_KERNELS,
+  cpu: WASM_KERNELS,
+  tensorflow: { selfAttention: selfAttentionBatched, linear: linearFlags },
+} satisfies Record<KernelBackend, TrainingKernels>;
+
+/** The training kernels for a tfjs backend (default: the one in use); an unknown name is an error listing the known ones. */
+export function trainingKernels(backend: string = tf.getBackend()): TrainingKernels {
+  if (!Object.hasOwn(TRAINING_KERNELS, backend)) {
+    throw new Error(`layers.ts: no training kernels for tfjs backend "${backend}"; known: ${KERNEL_BACKENDS.join(', ')}`);
+  }
+  return TRAINING_KERNELS[backend as KernelBackend];
+}
+
+/**
+ * Multi-head causal self-attention of the training path: normed rows h [B*T, d] -> heads' output
+ * [B*T, d] (before wo), in the backend's form (`TRAINING_KERNELS`). bias [1, 1, T, T].
+ */
+export function selfAttention(
+  h: tf.Tensor2D,
+  wq: tf.Tensor2D,
+  wk: tf.Tensor2D,
+  wv: tf.Tensor2D,
+  bias: tf.Tensor4D,
+  B: number,
+  T: number,
+  H: number,
+): tf.Tensor2D {
+  return trainingKernels().selfAttention(h, wq, wk, wv, bias, B, T, H); // [B*T, d]
+}
+
+/** y = x @ w of the training path, in the backend's form (`TRAINING_KERNELS`). */
+export function linear(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return trainingKernels().linear(x, w); // [N, dout]
 }

@@ -148,7 +148,8 @@ export class Transformer {
         }, false);
       }
       const d = this.config.dModel;
-      const last = tf.reshape(tf.slice(tf.reshape(x, [B, T, d]), [0, T - 1, 0], [B, 1, d]), [B, d]) as tf.Tensor2D; // [B, d] (a slice: cheaper than wasm's Gather)
+      // A slice: cheaper than wasm's Gather.
+      const last = tf.reshape(tf.slice(tf.reshape(x, [B, T, d]), [0, T - 1, 0], [B, 1, d]), [B, d]) as tf.Tensor2D; // [B, d]
       return { logits: this.head(last, false), cache: { kT, v } };
     });
   }

@@ -6,18 +6,21 @@
  * batched call (models/sampler.ts, KV cache), and hands each episode its K outputs together.
  * Episodes that end early drop out of later rounds.
  *
- * Prompt tokens: `<bos>`, the role marker when the policy set is shared (the same encoding as
- * the warm start), then the prompt text. A prompt longer than the context allows (contextLength
- * - maxNewTokens) keeps its head (`<bos>` + marker) and its most recent tail; what the model saw
- * is what is recorded, so the trainer scores exactly those tokens.
+ * Models are reached only through `Policies` (src/core/policies): prompt ids, sampling and
+ * decoding are the model kind's (the lab's models: `<bos>`, the role marker when shared, the
+ * prompt text cut to the context; a chat model: its chat template over the role's messages).
+ * What the model saw and generated is recorded as ids, so the trainer scores exactly those
+ * tokens (never re-tokenised text).
  *
  * Not here: advantages and updates (src/core/train), storing (src/core/store).
  * Tests: test/core/rollout/orchestrator.test.ts. Benchmark: bench/rollout.bench.ts.
  */
-import { sample, type DecodeMode } from '../models/sampler';
-import type { PolicySet } from '../models/policySet';
+import type { DecodeMode } from '../models/sampler';
+import { PolicySet } from '../models/policySet';
 import { ROLES, type CharTokenizer, type Role } from '../models/tokenizer';
 import { mixSeed } from '../models/random';
+import { encodePrompt, LabPolicies } from '../policies/lab';
+import type { Policies } from '../policies/types';
 import { runLockstep } from '../workflows/drive';
 import type { Episode, EpisodeResult } from '../workflows/types';
 
@@ -64,10 +67,14 @@ export interface RolloutBatch {
   samplerMs: number;
 }
 
-export interface RolloutContext {
-  policies: PolicySet;
-  tokenizer: CharTokenizer;
+/** The run's policies; a lab PolicySet with its tokenizer is still accepted (wrapped as LabPolicies). */
+export type RolloutContext = { policies: Policies } | { policies: PolicySet; tokenizer: CharTokenizer };
+
+export function policiesOf(ctx: RolloutContext): Policies {
+  return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, (ctx as { tokenizer: CharTokenizer }).tokenizer) : ctx.policies;
 }
+
+export { encodePrompt };
 
 /** Workflow roles are the tokenizer's roles (a test in test/core/workflows holds them equal). */
 function asRole(role: string): Role {
@@ -79,15 +86,8 @@ export function memberKey(eventId: string, memberIndex: number): string {
   return `${eventId}#${memberIndex}`;
 }
 
-/** Token ids of a member prompt, cut to fit `budget` tokens. */
-export function encodePrompt(tok: CharTokenizer, text: string, role: Role, marker: boolean, budget: number): number[] {
-  const head = [tok.bosId, ...(marker ? [tok.roleId(role)] : [])];
-  const body = tok.encode(text, { special: false });
-  const room = Math.max(0, budget - head.length);
-  return [...head, ...body.slice(Math.max(0, body.length - room))];
-}
-
 export function runRollouts(episodes: readonly Episode[], ctx: RolloutContext, options: RolloutOptions): RolloutBatch {
+  const policies = policiesOf(ctx);
   const t0 = performance.now();
   const sampled = new Map<string, Map<string, SampledMember>>(episodes.map((e) => [e.id, new Map()]));
   const tokens = new Map<string, number>(episodes.map((e) => [e.id, 0]));
@@ -102,43 +102,40 @@ export function runRollouts(episodes: readonly Episode[], ctx: RolloutContext, o
     // Group member requests by the policy that plays their role.
     const byPolicy = new Map<string, number[]>();
     requests.forEach(({ member }, i) => {
-      const id = ctx.policies.policyFor(asRole(member.role)).id;
+      const id = policies.policyFor(asRole(member.role)).id;
       const list = byPolicy.get(id);
       if (list) list.push(i);
       else byPolicy.set(id, [i]);
     });
     let p = 0;
     for (const [policyId, indices] of byPolicy) {
-      const policy = ctx.policies.get(policyId);
-      const budget = policy.model.config.contextLength - options.maxNewTokens;
-      const prompts = indices.map((i) =>
-        encodePrompt(ctx.tokenizer, requests[i].member.prompt, asRole(requests[i].member.role), ctx.policies.roleMarkerInPrompt, budget),
-      );
+      const policy = policies.get(policyId);
+      const prompts = indices.map((i) => {
+        const { member } = requests[i];
+        return policies.promptIds(policyId, { role: asRole(member.role), instruction: member.instruction, prompt: member.prompt }, options.maxNewTokens);
+      });
       const ts = performance.now();
-      const rows = sample(policy.model, prompts, {
+      const rows = policies.sample(policyId, prompts, {
         maxNewTokens: options.maxNewTokens,
         temperature: options.temperature,
         topP: options.topP,
-        tokenizer: ctx.tokenizer,
         seed: mixSeed(mixSeed(options.seed, round), p++),
-        padId: ctx.tokenizer.padId,
         decode: options.decode,
       });
       samplerMs += performance.now() - ts;
       indices.forEach((i, r) => {
         const row = rows[r];
         const { set, member } = requests[i];
-        const outputTokens = row.tokens.slice(0, row.length);
-        outputs[i] = ctx.tokenizer.decode(outputTokens, { skipSpecial: true });
+        outputs[i] = policies.decode(row.ids);
         sampled.get(set.episodeId)!.set(memberKey(set.eventId, member.memberIndex), {
           policyId,
           policyVersion: policy.version,
           promptTokens: prompts[r],
-          outputTokens,
-          logp: row.logp.slice(0, row.length),
+          outputTokens: row.ids,
+          logp: row.logp,
           stopReason: row.stopReason,
         });
-        tokens.set(set.episodeId, tokens.get(set.episodeId)! + row.length);
+        tokens.set(set.episodeId, tokens.get(set.episodeId)! + row.ids.length);
       });
     }
     round++;

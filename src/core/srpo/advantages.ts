@@ -1,19 +1,16 @@
 /**
- * Group-relative advantages (SRPO.md point 2; paper eq. 6), float64, plain TypeScript.
+ * Group-relative advantages (SRPO.md point 2; paper eq. 6), float64, plain TypeScript: the
+ * normalisation every grouping (groupings/) applies to each of its comparison groups.
  *
  *   A = (R - mean_g) / (std_g + eps)       std: sample (N-1) std, optionally floored
  *   A = R - mean_g                         when scaleByStd is false (Dr. GRPO style)
- *   A = 0                                  for a group with a single event (no relative signal;
- *                                          verl would hand such a group its raw reward instead)
+ *   A = 0                                  for a group with a single unit (no relative signal;
+ *                                          verl and Dr. MAS would hand such a unit R / (1 + eps))
  *
- * Scope "event": one advantage per event, shared by all its members (SRPO, GRPO, GSPO).
- * Scope "role" (Dr. MAS, Feng et al. 2026): statistics per (group, member role); each event
- * takes part once per distinct role among its members, and a member gets its role's advantage.
- * The event's own `advantage` field always holds the event-scope value.
+ * Not here: which rewards form a group (groupings/), the losses (variants/).
+ * Tests: test/core/srpo/advantages.test.ts, test/core/srpo/groupings.test.ts.
  */
-import type { GroupStats, PreparedEvent, PreparedMember } from './types';
-
-export type AdvantageScope = 'event' | 'role';
+import type { GroupStats } from './types';
 
 export interface AdvantageOptions {
   /** eps added to the std. */
@@ -41,46 +38,24 @@ export function groupAdvantages(rewards: readonly number[], o: AdvantageOptions)
   return rewards.map((r) => (r - mean) / (std + o.advEps));
 }
 
-/** Writes event and member advantages in place; returns counts for the group-scope groups. */
-export function assignAdvantages(
-  events: PreparedEvent[],
-  members: PreparedMember[],
-  scope: AdvantageScope,
-  o: AdvantageOptions,
-): GroupStats {
-  const groups = groupBy(events.map((e, index) => ({ key: e.group, index })));
+/**
+ * Normalises every group of `units` (keyed by `key`, reward `reward`) and returns each unit's
+ * advantage in input order, with the counts of singleton and equal-reward groups.
+ */
+export function pooledAdvantages(units: readonly { key: string; reward: number }[], o: AdvantageOptions): { advantages: number[]; stats: GroupStats } {
+  const groups = new Map<string, number[]>();
+  units.forEach((u, i) => {
+    const list = groups.get(u.key);
+    if (list) list.push(i);
+    else groups.set(u.key, [i]);
+  });
+  const advantages = new Array<number>(units.length).fill(0);
   const stats: GroupStats = { count: groups.size, singleton: 0, zeroStd: 0 };
   for (const list of groups.values()) {
-    const rewards = list.map((g) => events[g.index].reward);
+    const rewards = list.map((i) => units[i].reward);
     if (rewards.length === 1) stats.singleton++;
     else if (rewards.every((r) => r === rewards[0])) stats.zeroStd++;
-    groupAdvantages(rewards, o).forEach((a, j) => (events[list[j].index].advantage = a));
+    groupAdvantages(rewards, o).forEach((a, j) => (advantages[list[j]] = a));
   }
-  if (scope === 'event') {
-    for (const m of members) m.advantage = events[m.event].advantage;
-    return stats;
-  }
-  // Role scope: one entry per (event, role) pair, grouped by (group, role).
-  const pairs: { key: string; index: number; role: string }[] = [];
-  events.forEach((e, i) => {
-    const roles = new Set(e.members.map((j) => members[j].role));
-    for (const role of roles) pairs.push({ key: `${e.group}\u0000${role}`, index: i, role });
-  });
-  const roleAdv = new Map<string, number>(); // `${eventIndex}\u0000${role}` -> advantage
-  for (const list of groupBy(pairs).values()) {
-    const adv = groupAdvantages(list.map((p) => events[p.index].reward), o);
-    list.forEach((p, j) => roleAdv.set(`${p.index}\u0000${p.role}`, adv[j]));
-  }
-  for (const m of members) m.advantage = roleAdv.get(`${m.event}\u0000${m.role}`)!;
-  return stats;
-}
-
-function groupBy<T extends { key: string }>(items: T[]): Map<string, T[]> {
-  const map = new Map<string, T[]>();
-  for (const it of items) {
-    const list = map.get(it.key);
-    if (list) list.push(it);
-    else map.set(it.key, [it]);
-  }
-  return map;
+  return { advantages, stats };
 }

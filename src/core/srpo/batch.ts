@@ -8,7 +8,9 @@
  * the event is dropped and counted (SRPO.md point 10; paper Algorithm 1, line 17, removes
  * incomplete events *before* grouping, so they take no part in the advantage baseline).
  */
-import { assignAdvantages, type AdvantageOptions, type AdvantageScope } from './advantages';
+import type { AdvantageOptions } from './advantages';
+import type { Grouping } from './config';
+import { getGrouping } from './groupings';
 import type {
   BatchMember,
   DroppedEvent,
@@ -20,7 +22,7 @@ import type {
 
 export function prepareBatch(
   batch: ObjectiveBatch,
-  scope: AdvantageScope,
+  grouping: Grouping,
   options: AdvantageOptions,
 ): PreparedBatch {
   if (!batch || !Array.isArray(batch.events) || !Array.isArray(batch.members)) {
@@ -37,6 +39,11 @@ export function prepareBatch(
     }
     if (!Number.isInteger(ev.expectedK) || ev.expectedK < 1) {
       throw new Error(`objective batch: event "${ev.id}": field "expectedK" must be an integer >= 1, got ${ev.expectedK}`);
+    }
+    for (const field of ['prompt', 'trajectory'] as const) {
+      if (ev[field] !== undefined && typeof ev[field] !== 'string') {
+        throw new Error(`objective batch: event "${ev.id}": field "${field}" must be a string when given, got ${JSON.stringify(ev[field])}`);
+      }
     }
     byId.set(ev.id, []);
   });
@@ -72,10 +79,12 @@ export function prepareBatch(
       indices.push(members.length);
       members.push({ event: eventIndex, source, role: m.role, logpCur: m.logpCur, logpOld: m.logpOld, mask: m.mask, length: n, advantage: 0 });
     }
-    events.push({ id: ev.id, group: ev.group, reward: ev.reward, k: own.length, members: indices, length, advantage: 0 });
+    const prompt = ev.prompt ?? ev.group;
+    const trajectory = ev.trajectory ?? ev.id;
+    events.push({ id: ev.id, group: ev.group, prompt, trajectory, reward: ev.reward, k: own.length, members: indices, length, advantage: 0 });
   }
-  const groups = assignAdvantages(events, members, scope, options);
-  return { events, members, dropped, groups, maxLength };
+  const groups = getGrouping(grouping).assign(events, members, options);
+  return { grouping, events, members, dropped, groups, maxLength };
 }
 
 function checkMember(m: BatchMember, index: number): void {

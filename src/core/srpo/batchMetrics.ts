@@ -3,11 +3,10 @@
  * completeness, set sizes, rewards, advantages, group statistics and response lengths. Plain
  * TypeScript over a PreparedBatch; the ratio and clip diagnostics come from surrogate.ts.
  */
-import type { AdvantageScope } from './advantages';
 import { sampleStd } from './advantages';
 import type { PreparedBatch } from './types';
 
-export function batchMetrics(batch: PreparedBatch, scope: AdvantageScope): Record<string, number> {
+export function batchMetrics(batch: PreparedBatch): Record<string, number> {
   const { events, members, groups } = batch;
   const out: Record<string, number> = {
     'events/complete': events.length,
@@ -25,8 +24,8 @@ export function batchMetrics(batch: PreparedBatch, scope: AdvantageScope): Recor
   const rewards = events.map((e) => e.reward);
   out['reward/mean'] = mean(rewards);
   out['reward/std'] = sampleStd(rewards);
-  // Advantage statistics over the units that carry one: events, or members under role scope.
-  const adv = scope === 'event' ? events.map((e) => e.advantage) : members.map((m) => m.advantage);
+  // Advantage statistics over what carries one: events under the event grouping, else members.
+  const adv = batch.grouping === 'event' ? events.map((e) => e.advantage) : members.map((m) => m.advantage);
   out['adv/mean'] = mean(adv);
   out['adv/std'] = sampleStd(adv);
   out['adv/abs_max'] = Math.max(...adv.map(Math.abs));

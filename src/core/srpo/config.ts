@@ -13,6 +13,13 @@ import { formatSchemaError } from '../util/schemaError';
 export const ALGORITHMS = ['srpo', 'grpo_token', 'grpo_seq', 'gspo', 'drmas'] as const;
 export type Algorithm = (typeof ALGORITHMS)[number];
 
+/**
+ * How rewards are pooled into advantages (groupings/index.ts): per comparable event (SRPO), per
+ * trajectory of one prompt (GRPO) or per (prompt, agent) over every invocation (Dr. MAS).
+ */
+export const GROUPINGS = ['event', 'trajectory', 'agent'] as const;
+export type Grouping = (typeof GROUPINGS)[number];
+
 /** Set normalisation c(K) of SRPO's set log-ratio (SRPO.md, point 1). */
 export const SET_NORMS = ['sqrt', 'mean', 'none'] as const;
 export type SetNorm = (typeof SET_NORMS)[number];
@@ -27,6 +34,16 @@ export const LOG_RATIO_CLAMP = 20;
 export const objectiveConfigSchema = z
   .object({
     algorithm: z.enum(ALGORITHMS).describe('Objective variant from the registry: srpo | grpo_token | grpo_seq | gspo | drmas.').default('srpo'),
+    // The description sits inside .nullable() so it stays on the enum branch of the JSON schema.
+    grouping: z
+      .enum(GROUPINGS)
+      .describe(
+        'Advantage grouping: event (SRPO: comparable events of one prompt), trajectory (GRPO: one outcome per ' +
+          'trajectory over the G of one prompt) or agent (Dr. MAS: per prompt and agent, every invocation). ' +
+          "null: the algorithm's own (srpo: event; grpo_token, grpo_seq, gspo: trajectory; drmas: agent).",
+      )
+      .nullable()
+      .default(null),
     setNorm: z.enum(SET_NORMS).describe('SRPO only. c(K) = 1/sqrt(K) (SRPO), 1/K (mean ablation) or 1 (sum ablation, "none").').default('sqrt'),
     reduction: z
       .enum(REDUCTIONS)

@@ -2,14 +2,15 @@
  * The SRPO objective library: public surface. See docs/ARCHITECTURE.md and
  * ../shared/design/SRPO.md (the formulas) for what each piece computes.
  */
-export { computeObjective, objectiveConfig, objectiveForTraining, prepareObjectiveBatch } from './objective';
+export { computeObjective, groupingOf, objectiveConfig, objectiveForTraining, prepareObjectiveBatch } from './objective';
 export { batchMetrics } from './batchMetrics';
 export { referenceObjective, type ReferenceReport } from './reference';
-export { ALGORITHMS, REDUCTIONS, SET_NORMS, LOG_RATIO_CLAMP, resolveObjectiveConfig, objectiveConfigSchema } from './config';
-export type { Algorithm, ObjectiveConfig, ObjectiveConfigInput, Reduction, SetNorm } from './config';
+export { ALGORITHMS, GROUPINGS, REDUCTIONS, SET_NORMS, LOG_RATIO_CLAMP, resolveObjectiveConfig, objectiveConfigSchema } from './config';
+export type { Algorithm, Grouping, ObjectiveConfig, ObjectiveConfigInput, Reduction, SetNorm } from './config';
 export { VARIANTS, getVariant } from './variants';
 export type { ObjectiveVariant, VariantOutput } from './variants';
-export { groupAdvantages, sampleStd, type AdvantageOptions, type AdvantageScope } from './advantages';
+export { groupAdvantages, pooledAdvantages, sampleStd, type AdvantageOptions } from './advantages';
+export { GROUPING_REGISTRY, getGrouping, type AdvantageGrouping } from './groupings';
 export { buildObjectiveInputs, disposeObjectiveInputs, objectiveTotals } from './tensors';
 export type { ObjectiveInputs, ObjectiveTotals } from './tensors';
 export type * from './types';

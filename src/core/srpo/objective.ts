@@ -8,14 +8,16 @@
  *   the trainer (train/update.ts) does the same with `buildObjectiveInputs` + `getVariant`
  *   directly, because it reuses the padded mask for its KL term.
  *
- * The device is waited on once per call (`readBack`), outside tf.tidy.
+ * The device is waited on once per call (`readBack`), outside tf.tidy; the outputs travel packed
+ * in one tensor (readBack.ts, shared with the trainer).
  */
 import * as tf from '@tensorflow/tfjs';
 import { prepareBatch } from './batch';
 import { batchMetrics } from './batchMetrics';
-import { resolveObjectiveConfig, type ObjectiveConfig } from './config';
+import { resolveObjectiveConfig, type Grouping, type ObjectiveConfig } from './config';
 import { buildObjectiveInputs, disposeObjectiveInputs, type ObjectiveTotals } from './tensors';
 import type { EventReport, ObjectiveBatch, ObjectiveReport, PreparedBatch } from './types';
+import { packOutputs, unpackOutputs, type PackLayout } from './readBack';
 import { getVariant, type VariantOutput } from './variants';
 
 /** Validates the config; an unknown algorithm is reported by the registry with the valid names. */
@@ -25,9 +27,14 @@ export function objectiveConfig(config: unknown): ObjectiveConfig {
   return resolveObjectiveConfig(config);
 }
 
-/** Validates and prepares a plain batch for the configured variant (advantage scope included). */
+/** The advantage grouping a config uses: its own, or its algorithm's default. */
+export function groupingOf(config: Pick<ObjectiveConfig, 'algorithm' | 'grouping'>): Grouping {
+  return config.grouping ?? getVariant(config.algorithm).defaultGrouping;
+}
+
+/** Validates and prepares a plain batch for the configured variant and grouping. */
 export function prepareObjectiveBatch(batch: ObjectiveBatch, config: ObjectiveConfig): PreparedBatch {
-  return prepareBatch(batch, getVariant(config.algorithm).advantageScope, config);
+  return prepareBatch(batch, groupingOf(config), config);
 }
 
 export function objectiveForTraining(
@@ -47,10 +54,11 @@ export function objectiveForTraining(
 export async function computeObjective(batch: ObjectiveBatch, config: unknown = {}): Promise<ObjectiveReport> {
   const cfg = objectiveConfig(config);
   const variant = getVariant(cfg.algorithm);
-  const prepared = prepareBatch(batch, variant.advantageScope, cfg);
-  const metrics = batchMetrics(prepared, variant.advantageScope);
+  const prepared = prepareBatch(batch, groupingOf(cfg), cfg);
+  const metrics = batchMetrics(prepared);
   const report: ObjectiveReport = {
     loss: 0,
+    grouping: prepared.grouping,
     completeEvents: prepared.events.length,
     droppedEvents: prepared.dropped.length,
     events: prepared.events.map((e) => ({ id: e.id, advantage: e.advantage })),
@@ -59,42 +67,32 @@ export async function computeObjective(batch: ObjectiveBatch, config: unknown = 
   if (prepared.events.length === 0) return report; // nothing to optimise: loss 0, no ratios
 
   const inputs = buildObjectiveInputs(prepared, cfg);
-  const keys: string[] = [];
-  let hasPerEvent = false;
+  let layout = {} as PackLayout; // set inside the tidy
   const packed = tf.tidy(() => {
     const out = variant.compute(inputs, cfg);
-    keys.push(...Object.keys(out.metrics));
-    const scalars = tf.stack([out.loss, ...keys.map((k) => out.metrics[k])]);
-    const parts: tf.Tensor[] = [scalars];
-    if (out.perEvent) {
-      hasPerEvent = true;
-      const p = out.perEvent;
-      parts.push(p.logRatio, p.ratio, p.clippedLow, p.clippedHigh);
-    }
-    return tf.concat(parts);
+    const p = packOutputs({ 'loss/policy': out.loss, ...out.metrics }, out.perEvent);
+    layout = p.layout;
+    return p.packed;
   });
   disposeObjectiveInputs(inputs);
-  const values = await readBack(packed);
+  const { scalars, events } = unpackOutputs(await readBack(packed), layout);
 
-  report.loss = values[0] + 0; // -0 -> 0
+  const { 'loss/policy': loss, ...rest } = scalars;
+  report.loss = loss + 0; // -0 -> 0
   if (!Number.isFinite(report.loss)) {
     throw new Error(`objective: the ${cfg.algorithm} loss is not finite (${report.loss}); inputs were validated, so this is a bug`);
   }
-  keys.forEach((k, i) => {
-    const v = values[1 + i];
+  for (const [k, v] of Object.entries(rest)) {
     // ratio/min and ratio/max are undefined when no unit counts (every mask 0): leave them out.
     if (Number.isFinite(v)) metrics[k] = v;
     else if (k !== 'ratio/min' && k !== 'ratio/max') throw new Error(`objective: metric ${k} is not finite (${v})`);
-  });
-  if (hasPerEvent) {
-    const e = prepared.events.length;
-    const base = 1 + keys.length;
-    report.events.forEach((ev: EventReport, i) => {
-      ev.logRatio = values[base + i];
-      ev.ratio = values[base + e + i];
-      ev.clipped = values[base + 2 * e + i] > 0 ? 'low' : values[base + 3 * e + i] > 0 ? 'high' : false;
-    });
   }
+  events?.forEach((o, i) => {
+    const ev: EventReport = report.events[i];
+    ev.logRatio = o.logRatio;
+    ev.ratio = o.ratio;
+    ev.clipped = o.clipped ?? false;
+  });
   return report;
 }
 

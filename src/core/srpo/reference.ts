@@ -4,17 +4,20 @@
  * other on seeded random batches and hold this one against cases worked by hand; gradient tests
  * take finite differences of it. Never used for training.
  *
- * Shared with the fast path on purpose: validation, incomplete-event dropping and the
- * advantages (batch.ts, advantages.ts), which are already plain float64 code.
+ * Shared with the fast path on purpose: validation and incomplete-event dropping (batch.ts).
+ * The advantages of every grouping are recomputed here with their own loops (no shared group
+ * helper), from the grouping definitions in groupings/*.ts's headers.
  */
-import { LOG_RATIO_CLAMP, type Algorithm, type ObjectiveConfig } from './config';
-import { objectiveConfig, prepareObjectiveBatch } from './objective';
+import { LOG_RATIO_CLAMP, type Algorithm, type Grouping, type ObjectiveConfig } from './config';
+import { groupingOf, objectiveConfig, prepareObjectiveBatch } from './objective';
 import { REDUCTION_WEIGHT, SET_NORM_SCALE } from './scales';
 import type { EventReport, ObjectiveBatch, PreparedBatch } from './types';
 
 export interface ReferenceReport {
   loss: number;
   events: EventReport[];
+  /** Advantage of each member of a complete event, in prepared order (events' order, then input order). */
+  memberAdvantages: number[];
   /** The ratio/clip diagnostics (clip/*, ratio/*, kl/approx). */
   metrics: Record<string, number>;
 }
@@ -78,11 +81,93 @@ function memberUnits(b: PreparedBatch, lengthNormalised: boolean): UnitSet {
   return { units, denominator: units.length, perEvent: false };
 }
 
+/** Group-relative normalisation of one list of rewards, written out again. */
+function normalise(rewards: number[], cfg: ObjectiveConfig): number[] {
+  const n = rewards.length;
+  if (n < 2) return rewards.map(() => 0);
+  let sum = 0;
+  for (const r of rewards) sum += r;
+  const mean = sum / n;
+  let ss = 0;
+  for (const r of rewards) ss += (r - mean) ** 2;
+  const std = Math.max(Math.sqrt(ss / (n - 1)), cfg.stdFloor);
+  return rewards.map((r) => (cfg.scaleByStd ? (r - mean) / (std + cfg.advEps) : r - mean));
+}
+
+/** Normalises rewards within groups named by `keys` (parallel arrays), in input order. */
+function byKey(keys: string[], rewards: number[], cfg: ObjectiveConfig): number[] {
+  const out = new Array<number>(keys.length).fill(0);
+  const done = new Set<string>();
+  for (let i = 0; i < keys.length; i++) {
+    if (done.has(keys[i])) continue;
+    done.add(keys[i]);
+    const idx: number[] = [];
+    for (let j = 0; j < keys.length; j++) if (keys[j] === keys[i]) idx.push(j);
+    const adv = normalise(idx.map((j) => rewards[j]), cfg);
+    idx.forEach((j, t) => (out[j] = adv[t]));
+  }
+  return out;
+}
+
+/** Event and member advantages of every grouping, by plain loops over the prepared batch. */
+const ADVANTAGES = {
+  event: (b, cfg) => {
+    const events = byKey(b.events.map((e) => e.group), b.events.map((e) => e.reward), cfg);
+    return { events, members: b.members.map((m) => events[m.event]) };
+  },
+  trajectory: (b, cfg) => {
+    // One outcome per (prompt, trajectory): the mean R_e over the trajectory's member outputs.
+    const keys: string[] = [];
+    const prompts: string[] = [];
+    const outcomes: number[] = [];
+    for (const e of b.events) {
+      const key = `${e.prompt}|${e.trajectory}`;
+      if (keys.includes(key)) continue;
+      let sum = 0;
+      let n = 0;
+      for (const m of b.members) {
+        const ev = b.events[m.event];
+        if (ev.prompt === e.prompt && ev.trajectory === e.trajectory) {
+          sum += ev.reward;
+          n++;
+        }
+      }
+      keys.push(key);
+      prompts.push(e.prompt);
+      outcomes.push(sum / n);
+    }
+    const adv = byKey(prompts, outcomes, cfg);
+    const events = b.events.map((e) => adv[keys.indexOf(`${e.prompt}|${e.trajectory}`)]);
+    return { events, members: b.members.map((m) => events[m.event]) };
+  },
+  agent: (b, cfg) => {
+    const members = byKey(
+      b.members.map((m) => `${b.events[m.event].prompt}|${m.role}`),
+      b.members.map((m) => b.events[m.event].reward),
+      cfg,
+    );
+    const events = b.events.map((e) => {
+      let sum = 0;
+      for (const j of e.members) sum += members[j];
+      return sum / e.members.length;
+    });
+    return { events, members };
+  },
+} satisfies Record<Grouping, (b: PreparedBatch, cfg: ObjectiveConfig) => { events: number[]; members: number[] }>;
+
 export function referenceObjective(batch: ObjectiveBatch, config: unknown = {}): ReferenceReport {
   const cfg = objectiveConfig(config);
-  const prepared = prepareObjectiveBatch(batch, cfg);
+  const fromFastPath = prepareObjectiveBatch(batch, cfg);
+  // Validation and dropping are shared; the advantages are overwritten by this file's own loops.
+  const adv = ADVANTAGES[groupingOf(cfg)](fromFastPath, cfg);
+  const prepared: PreparedBatch = {
+    ...fromFastPath,
+    events: fromFastPath.events.map((e, i) => ({ ...e, advantage: adv.events[i] })),
+    members: fromFastPath.members.map((m, j) => ({ ...m, advantage: adv.members[j] })),
+  };
   const events: EventReport[] = prepared.events.map((e) => ({ id: e.id, advantage: e.advantage }));
-  if (prepared.events.length === 0) return { loss: 0, events, metrics: {} };
+  const memberAdvantages = adv.members;
+  if (prepared.events.length === 0) return { loss: 0, events, memberAdvantages, metrics: {} };
 
   const { units, denominator, perEvent } = UNITS[cfg.algorithm](prepared, cfg);
   const lo = 1 - cfg.clipLow;
@@ -132,5 +217,5 @@ export function referenceObjective(batch: ObjectiveBatch, config: unknown = {}):
   if (units.length > 0) Object.assign(metrics, { 'ratio/min': ratioMin, 'ratio/max': ratioMax });
   if (cfg.dualClip !== null) metrics['clip/frac_dual'] = dual / n;
   // "+ 0" turns -0 into 0 so that a zero objective reads as a plain 0.
-  return { loss: -objective / Math.max(1, denominator) + 0, events, metrics };
+  return { loss: -objective / Math.max(1, denominator) + 0, events, memberAdvantages, metrics };
 }

@@ -7,6 +7,7 @@
  * per-token log-probs of their generated tokens and a loss mask (1 on generated tokens, 0 on
  * padding and environment text). No tfjs here: this file is browser- and test-safe.
  */
+import type { Grouping } from './config';
 
 /** One event of a plain-data batch. */
 export interface BatchEvent {
@@ -18,13 +19,20 @@ export interface BatchEvent {
   reward: number;
   /** Expected cardinality K of the active set (integer >= 1); fewer or more members drop it. */
   expectedK: number;
+  /**
+   * The task prompt the event's trajectory answers (its task id): the comparison scope of the
+   * trajectory and agent groupings. Optional; default: the event's `group`.
+   */
+  prompt?: string;
+  /** Id of the trajectory (episode) the event belongs to. Optional; default: the event's own id. */
+  trajectory?: string;
 }
 
 /** One member output of an event. The three arrays are per generated token and equally long. */
 export interface BatchMember {
   /** Id of the event this member belongs to. */
   event: string;
-  /** Agent role that produced it (router, solver, verifier …); scopes Dr. MAS advantages. */
+  /** Agent role that produced it (router, solver, verifier …); the agent of the agent grouping. */
   role: string;
   /** log pi_cur(token), nats, one per token. */
   logpCur: number[];
@@ -51,6 +59,10 @@ export interface DroppedEvent {
 export interface PreparedEvent {
   id: string;
   group: string;
+  /** Prompt key (the input's `prompt`, or its group). */
+  prompt: string;
+  /** Trajectory key (the input's `trajectory`, or the event id). */
+  trajectory: string;
   reward: number;
   /** Cardinality K_e (= expectedK = number of members). */
   k: number;
@@ -58,7 +70,7 @@ export interface PreparedEvent {
   members: number[];
   /** Event length n_e = sum of member lengths (masked tokens). */
   length: number;
-  /** Group-relative advantage A_e (group scope). */
+  /** Advantage A_e of the configured grouping (agent grouping: the mean of its members'). */
   advantage: number;
 }
 
@@ -74,21 +86,23 @@ export interface PreparedMember {
   mask: number[];
   /** Member length n_{e,j} = sum of the mask. */
   length: number;
-  /** Advantage this member's tokens are weighted with: A_e, or the role-scoped one (Dr. MAS). */
+  /** Advantage this member's tokens are weighted with: A_e, or its own under the agent grouping. */
   advantage: number;
 }
 
-/** Counts describing the advantage groups of a batch. */
+/** Counts describing the comparison groups of the batch's grouping (units: events, trajectories or members). */
 export interface GroupStats {
   /** Number of groups. */
   count: number;
-  /** Groups with a single event (advantage 0). */
+  /** Groups with a single unit (advantage 0). */
   singleton: number;
-  /** Groups with >= 2 events whose rewards are all equal (std 0, advantages 0). */
+  /** Groups with >= 2 units whose rewards are all equal (std 0, advantages 0). */
   zeroStd: number;
 }
 
 export interface PreparedBatch {
+  /** The advantage grouping that was applied. */
+  grouping: Grouping;
   events: PreparedEvent[];
   members: PreparedMember[];
   dropped: DroppedEvent[];
@@ -112,6 +126,8 @@ export interface EventReport {
 export interface ObjectiveReport {
   /** The value minimised: minus the objective J. */
   loss: number;
+  /** The advantage grouping used (the algorithm's default unless configured). */
+  grouping: Grouping;
   completeEvents: number;
   droppedEvents: number;
   events: EventReport[];

@@ -16,6 +16,10 @@ export type LabStoreErrorCode =
   | 'needs_migration'
   /** The file could not be opened at all (missing, permissions). */
   | 'open_failed'
+  /** An empty (0-byte, or SQLite without any schema) file given to an open that may not create a database. */
+  | 'empty_file'
+  /** A write on a connection that is open read-only (a read-only file or folder, or a read-only open). */
+  | 'read_only'
   /** No run with that id. */
   | 'run_not_found'
   /** writeStep for a step number that is already committed for the run. */

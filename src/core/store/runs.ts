@@ -1,8 +1,12 @@
 /**
  * The runs table: create, read, list (newest first), update the fields that change over a run's
- * life, delete (cascading to everything the run owns), and mark a run interrupted after its
- * engine died. Not the per-step data (steps.ts). Tests: test/core/store/runs.test.ts.
+ * life, delete (cascading to everything the run owns), mark a run interrupted after its engine
+ * died, and point its checkpoint rows at a folder its files moved to. Not the per-step data
+ * (steps.ts). Run ids are never reused, even after the newest run is deleted (AUTOINCREMENT,
+ * migration 3). Tests: test/core/store/runs.test.ts, runIds.test.ts,
+ * test/core/host/runFolders.test.ts (relocateRunFiles).
  */
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { LabDb } from './db';
 import { LabStoreError } from './errors';
 import type { NewRunRecord, RunPatch, RunRecord, RunStatus } from './records';
@@ -109,4 +113,31 @@ export function deleteRun(db: LabDb, id: number): boolean {
  */
 export function markInterrupted(db: LabDb, id: number, reason: string, now = Date.now()): boolean {
   return db.stmt(INTERRUPT).run(reason, now, id).changes > 0;
+}
+
+const CHECKPOINT_PATHS = 'SELECT step, path FROM checkpoints WHERE run_id = ?';
+const SET_CHECKPOINT_PATH = 'UPDATE checkpoints SET path = ? WHERE run_id = ? AND step = ?';
+
+/**
+ * The run's files moved from `fromDir` to `toDir`: every checkpoint row under `fromDir` (absolute,
+ * or relative to the database's folder) now names the same place under `toDir`, absolute. `move`
+ * (the rename itself) runs inside the same transaction, after the rows are rewritten: when it
+ * throws nothing is changed. Returns how many rows changed.
+ */
+export function relocateRunFiles(db: LabDb, id: number, fromDir: string, toDir: string, move: () => void = () => {}): number {
+  const base = dirname(resolve(db.path));
+  const from = resolve(base, fromDir);
+  const to = resolve(base, toDir);
+  return db.raw.transaction(() => {
+    let changed = 0;
+    for (const row of db.stmt<[number], { step: number; path: string }>(CHECKPOINT_PATHS).all(id)) {
+      const abs = isAbsolute(row.path) ? row.path : resolve(base, row.path);
+      const rel = relative(from, abs);
+      if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) continue; // not under fromDir
+      db.stmt(SET_CHECKPOINT_PATH).run(join(to, rel), id, row.step);
+      changed++;
+    }
+    move();
+    return changed;
+  })();
 }

@@ -3,7 +3,9 @@
  * events and members, evaluations, a checkpoint row, runs.last_step and the `steps` ledger row)
  * in ONE immediate transaction, so a step is all there or not there at all, also after kill -9.
  * truncateAfter removes every step after a given one (resuming from an older checkpoint), also in
- * one transaction. Not the read side (series.ts, traces.ts, results.ts).
+ * one transaction. writeEvaluation stores a step's scheduled evaluation ahead of the step (its own
+ * transaction, no `steps` row): the only rows of a step that may exist before it is committed.
+ * Not the read side (series.ts, traces.ts, results.ts).
  *
  * Rules the trainer relies on:
  * - Steps of a run are written in increasing order. A step already committed is refused
@@ -185,25 +187,27 @@ function writeStepBody(db: LabDb, runId: number, r: StepRecord): void {
       annotate(e, `episode "${ep.key}"`);
     }
   }
-  for (const ev of r.evaluations ?? []) {
-    db.stmt(INSERT_EVALUATION).run(
-      runId,
-      r.step,
-      ev.benchmark,
-      ev.n,
-      ev.queries,
-      ev.avgAtN,
-      ev.passAtN,
-      ev.tokensPerQuery,
-      ev.callsPerQuery,
-      ev.toolCallsPerQuery,
-      ev.successesPerMTok,
-      ev.latencyP50Ms,
-      ev.latencyP95Ms,
-    );
-  }
+  for (const ev of r.evaluations ?? []) insertEvaluation(db, runId, r.step, ev);
   if (r.checkpoint) db.stmt(INSERT_CHECKPOINT).run(runId, r.step, r.checkpoint.path, wall);
   db.stmt(SET_LAST_STEP).run(r.step, runId);
+}
+
+function insertEvaluation(db: LabDb, runId: number, step: number, ev: NonNullable<StepRecord['evaluations']>[number]): void {
+  db.stmt(INSERT_EVALUATION).run(
+    runId,
+    step,
+    ev.benchmark,
+    ev.n,
+    ev.queries,
+    ev.avgAtN,
+    ev.passAtN,
+    ev.tokensPerQuery,
+    ev.callsPerQuery,
+    ev.toolCallsPerQuery,
+    ev.successesPerMTok,
+    ev.latencyP50Ms,
+    ev.latencyP95Ms,
+  );
 }
 
 /** Writes one training step in one transaction: all of it or nothing. See the file header. */
@@ -219,10 +223,30 @@ export function writeStep(db: LabDb, runId: number, record: StepRecord): void {
 }
 
 /**
- * Deletes everything recorded after `step` (-1: every step) and sets runs.last_step to the last
- * step left, in one transaction. Returns the number of steps removed. For resuming from a
- * checkpoint older than the last committed step: truncateAfter(run, checkpoint.step).
+ * Writes a step's scheduled evaluation (its eval metrics and evaluation rows) before the step
+ * itself is committed, in its own transaction, so the curves show it while the step's rollouts
+ * and update still run (step 0's evaluation of math-quick takes ~20 s). It adds no `steps` row
+ * and leaves runs.last_step alone: the step is not committed until writeStep, whose record must
+ * then not repeat these metric keys. An evaluation left without its step (a stop, crash or
+ * failure before the step commits) is removed by the resume's truncateAfter like any row after
+ * the checkpoint, and is redone with the step.
  */
+export function writeEvaluation(db: LabDb, runId: number, r: Pick<StepRecord, 'step' | 'wallTime' | 'metrics' | 'evaluations'>): void {
+  try {
+    db.raw
+      .transaction(() => {
+        checkStepOrder(db, runId, r.step);
+        const wall = Math.round(r.wallTime);
+        const metric = db.stmt(INSERT_METRIC);
+        for (const [key, value] of Object.entries(r.metrics)) metric.run(runId, key, r.step, nullable(value), wall);
+        for (const ev of r.evaluations ?? []) insertEvaluation(db, runId, r.step, ev);
+      })
+      .immediate();
+  } catch (e) {
+    annotate(e, `writeEvaluation run ${runId} step ${r.step}`);
+  }
+}
+
 /**
  * Records a checkpoint of an already committed step (a stop between scheduled checkpoints:
  * the engine saves the policies as they are after that step, so a resume loses nothing).
@@ -234,6 +258,11 @@ export function addCheckpoint(db: LabDb, runId: number, step: number, path: stri
   db.stmt(INSERT_CHECKPOINT).run(runId, step, path, Math.round(wallTime));
 }
 
+/**
+ * Deletes everything recorded after `step` (-1: every step) and sets runs.last_step to the last
+ * step left, in one transaction. Returns the number of steps removed. For resuming from a
+ * checkpoint older than the last committed step: truncateAfter(run, checkpoint.step).
+ */
 export function truncateAfter(db: LabDb, runId: number, step: number): number {
   return db.raw
     .transaction(() => {

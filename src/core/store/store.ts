@@ -9,6 +9,7 @@
  * Tests: everything under test/core/store/.
  */
 import { openLabDb, type LabDb, type OpenOptions } from './db';
+import { LabStoreError } from './errors';
 import type {
   CheckpointInfo,
   EpisodeDetail,
@@ -33,7 +34,7 @@ import * as traces from './traces';
 export class LabStore {
   constructor(readonly db: LabDb) {}
 
-  /** Opens (creating and migrating unless read-only) the database at `path`; ':memory:' allowed. */
+  /** Opens the database at `path` as `options.access` allows (default: creating and migrating); ':memory:' allowed. */
   static open(path: string, options?: OpenOptions): LabStore {
     return new LabStore(openLabDb(path, options));
   }
@@ -42,73 +43,101 @@ export class LabStore {
     this.db.close();
   }
 
+  /** Whether the connection is read-only (a read-only file or folder, or a read-only open): every write is refused. */
+  get readonly(): boolean {
+    return this.db.readonly;
+  }
+
+  /**
+   * Runs one repository call: a write on a read-only connection is refused with a LabStoreError
+   * saying why, and any error that does not name the database file gets the file appended, so
+   * a message read far from here (an engine's log, an API error) still says which lab it was.
+   */
+  private call<T>(what: string, write: boolean, fn: () => T): T {
+    if (write && this.db.readonly) {
+      throw new LabStoreError('read_only', `${what}: ${this.db.path} is open readonly (the file or its folder is read-only); nothing was written`);
+    }
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof Error && !e.message.includes(this.db.path)) e.message = `${e.message} (${this.db.path})`;
+      throw e;
+    }
+  }
+
   // runs
   createRun(run: NewRunRecord): number {
-    return runs.createRun(this.db, run);
+    return this.call('createRun', true, () => runs.createRun(this.db, run));
   }
   getRun(runId: number): RunRecord | null {
-    return runs.getRun(this.db, runId);
+    return this.call('getRun', false, () => runs.getRun(this.db, runId));
   }
   listRuns(): RunRecord[] {
-    return runs.listRuns(this.db);
+    return this.call('listRuns', false, () => runs.listRuns(this.db));
   }
   updateRun(runId: number, patch: RunPatch): void {
-    runs.updateRun(this.db, runId, patch);
+    this.call('updateRun', true, () => runs.updateRun(this.db, runId, patch));
   }
   deleteRun(runId: number): boolean {
-    return runs.deleteRun(this.db, runId);
+    return this.call('deleteRun', true, () => runs.deleteRun(this.db, runId));
   }
   markInterrupted(runId: number, reason: string): boolean {
-    return runs.markInterrupted(this.db, runId, reason);
+    return this.call('markInterrupted', true, () => runs.markInterrupted(this.db, runId, reason));
+  }
+  relocateRunFiles(runId: number, fromDir: string, toDir: string, move?: () => void): number {
+    return this.call('relocateRunFiles', true, () => runs.relocateRunFiles(this.db, runId, fromDir, toDir, move));
   }
 
   // steps
   writeStep(runId: number, record: StepRecord): void {
-    steps.writeStep(this.db, runId, record);
+    this.call('writeStep', true, () => steps.writeStep(this.db, runId, record));
+  }
+  writeEvaluation(runId: number, record: Parameters<typeof steps.writeEvaluation>[2]): void {
+    this.call('writeEvaluation', true, () => steps.writeEvaluation(this.db, runId, record));
   }
   truncateAfter(runId: number, step: number): number {
-    return steps.truncateAfter(this.db, runId, step);
+    return this.call('truncateAfter', true, () => steps.truncateAfter(this.db, runId, step));
   }
   committedSteps(runId: number): number[] {
-    return steps.committedSteps(this.db, runId);
+    return this.call('committedSteps', false, () => steps.committedSteps(this.db, runId));
   }
   addCheckpoint(runId: number, step: number, path: string): void {
-    steps.addCheckpoint(this.db, runId, step, path);
+    this.call('addCheckpoint', true, () => steps.addCheckpoint(this.db, runId, step, path));
   }
 
   // metrics
   metricKeys(runId: number): string[] {
-    return series.metricKeys(this.db, runId);
+    return this.call('metricKeys', false, () => series.metricKeys(this.db, runId));
   }
   metricSeries(runId: number, key: string, options?: MetricSeriesOptions): MetricPoint[] {
-    return series.metricSeries(this.db, runId, key, options);
+    return this.call('metricSeries', false, () => series.metricSeries(this.db, runId, key, options));
   }
   latestMetrics(runId: number): Record<string, MetricPoint> {
-    return series.latestMetrics(this.db, runId);
+    return this.call('latestMetrics', false, () => series.latestMetrics(this.db, runId));
   }
 
   // traces
   listEvents(runId: number, filter: EventFilter, page: EventPageRequest): EventPage {
-    return traces.listEvents(this.db, runId, filter, page);
+    return this.call('listEvents', false, () => traces.listEvents(this.db, runId, filter, page));
   }
   countEvents(runId: number, filter: EventFilter = {}): number {
-    return traces.countEvents(this.db, runId, filter);
+    return this.call('countEvents', false, () => traces.countEvents(this.db, runId, filter));
   }
   getEvent(eventId: number): EventDetail | null {
-    return traces.getEvent(this.db, eventId);
+    return this.call('getEvent', false, () => traces.getEvent(this.db, eventId));
   }
   getEpisode(episodeId: number, options?: traces.EpisodeReadOptions): EpisodeDetail | null {
-    return traces.getEpisode(this.db, episodeId, options);
+    return this.call('getEpisode', false, () => traces.getEpisode(this.db, episodeId, options));
   }
 
   // evaluations and checkpoints
   evaluations(runId: number): StoredEvaluation[] {
-    return results.evaluations(this.db, runId);
+    return this.call('evaluations', false, () => results.evaluations(this.db, runId));
   }
   checkpoints(runId: number): CheckpointInfo[] {
-    return results.checkpoints(this.db, runId);
+    return this.call('checkpoints', false, () => results.checkpoints(this.db, runId));
   }
   latestCheckpoint(runId: number): CheckpointInfo | null {
-    return results.latestCheckpoint(this.db, runId);
+    return this.call('latestCheckpoint', false, () => results.latestCheckpoint(this.db, runId));
   }
 }

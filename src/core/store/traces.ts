@@ -23,27 +23,19 @@ import type {
   StoredMember,
 } from './records';
 
-interface EventRow {
-  id: number;
-  episode_id: number;
-  run_id: number;
-  step: number;
-  key: string;
-  seq: number;
-  kind: string;
-  state_id: string;
-  group_key: string;
-  expected_k: number;
-  member_count: number;
-  invalid_members: number;
-  complete: number;
-  drop_reason: string | null;
-  reward: number;
-  advantage: number | null;
-  log_ratio: number | null;
-  ratio: number | null;
-  clipped: 'low' | 'high' | null;
-}
+/**
+ * The events and episodes columns under their record names (snake_case to the record's camelCase),
+ * so a row is its record but for the 0/1 booleans (`complete`, `correct`).
+ */
+const EVENT_COLUMNS = `id, run_id AS runId, step, episode_id AS episodeId, key, seq, kind, state_id AS stateId,
+  group_key AS "group", expected_k AS expectedK, member_count AS memberCount, invalid_members AS invalidMembers,
+  complete, drop_reason AS dropReason, reward, advantage, log_ratio AS logRatio, ratio, clipped`;
+const EPISODE_COLUMNS = `id, run_id AS runId, step, key, split, task_id AS taskId, benchmark, rollout,
+  final_answer AS finalAnswer, reward, correct, generated_tokens AS generatedTokens, calls, tool_calls AS toolCalls,
+  latency_ms AS latencyMs`;
+
+type EventRow = Omit<EventSummary, 'complete'> & { complete: number };
+type EpisodeRow = Omit<EpisodeDetail, 'events' | 'correct'> & { correct: number };
 
 interface MemberRow {
   id: number;
@@ -67,24 +59,6 @@ interface MemberRow {
   logp_cur: Buffer | null;
 }
 
-interface EpisodeRow {
-  id: number;
-  run_id: number;
-  step: number;
-  key: string;
-  split: 'train' | 'eval';
-  task_id: string;
-  benchmark: string;
-  rollout: number;
-  final_answer: string | null;
-  reward: number;
-  correct: number;
-  generated_tokens: number;
-  calls: number;
-  tool_calls: number;
-  latency_ms: number;
-}
-
 /**
  * The detail reads, one parameter each (an id). Each is a search on a primary key or a UNIQUE
  * index and needs no sort (members UNIQUE (event_id, member_index), events UNIQUE (episode_id,
@@ -92,10 +66,10 @@ interface EpisodeRow {
  * traces.test.ts checks the query plans.
  */
 export const DETAIL_SQL = {
-  event: 'SELECT * FROM events WHERE id = ?',
+  event: `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`,
   eventMembers: 'SELECT * FROM members WHERE event_id = ? ORDER BY member_index',
-  episode: 'SELECT * FROM episodes WHERE id = ?',
-  episodeEvents: 'SELECT * FROM events WHERE episode_id = ? ORDER BY seq',
+  episode: `SELECT ${EPISODE_COLUMNS} FROM episodes WHERE id = ?`,
+  episodeEvents: `SELECT ${EVENT_COLUMNS} FROM events WHERE episode_id = ? ORDER BY seq`,
   episodeMembers: `SELECT m.* FROM members m JOIN events e ON e.id = m.event_id
   WHERE e.episode_id = ? ORDER BY e.seq, m.member_index`,
 } as const;
@@ -107,29 +81,7 @@ const EPISODE_MEMBERS = DETAIL_SQL.episodeMembers;
 
 const MAX_PAGE = 1000;
 
-function toSummary(r: EventRow): EventSummary {
-  return {
-    id: r.id,
-    runId: r.run_id,
-    step: r.step,
-    episodeId: r.episode_id,
-    key: r.key,
-    seq: r.seq,
-    kind: r.kind,
-    stateId: r.state_id,
-    group: r.group_key,
-    expectedK: r.expected_k,
-    memberCount: r.member_count,
-    invalidMembers: r.invalid_members,
-    complete: r.complete === 1,
-    dropReason: r.drop_reason,
-    reward: r.reward,
-    advantage: r.advantage,
-    logRatio: r.log_ratio,
-    ratio: r.ratio,
-    clipped: r.clipped,
-  };
-}
+const toSummary = (r: EventRow): EventSummary => ({ ...r, complete: r.complete === 1 });
 
 function toMember(r: MemberRow): StoredMember {
   return {
@@ -194,7 +146,7 @@ export function listEvents(db: LabDb, runId: number, filter: EventFilter = {}, p
   if (page.after) Object.assign(params, { afterStep: page.after.step, afterId: page.after.id });
   params.limit = page.limit + 1; // one extra row says whether a next page exists
   const rows = db
-    .stmt<[Record<string, unknown>], EventRow>(`SELECT e.* FROM events e WHERE ${sql}${after} ORDER BY e.step, e.id LIMIT :limit`)
+    .stmt<[Record<string, unknown>], EventRow>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE ${sql}${after} ORDER BY e.step, e.id LIMIT :limit`)
     .all(params);
   const events = rows.slice(0, page.limit).map(toSummary);
   const last = events[events.length - 1];
@@ -239,22 +191,5 @@ export function getEpisode(db: LabDb, episodeId: number, options: EpisodeReadOpt
     .stmt<[number], EventRow>(EPISODE_EVENTS)
     .all(episodeId)
     .map((r) => ({ ...toSummary(r), members: byEvent.get(r.id) ?? [] }));
-  return {
-    id: ep.id,
-    runId: ep.run_id,
-    step: ep.step,
-    key: ep.key,
-    split: ep.split,
-    taskId: ep.task_id,
-    benchmark: ep.benchmark,
-    rollout: ep.rollout,
-    finalAnswer: ep.final_answer,
-    reward: ep.reward,
-    correct: ep.correct === 1,
-    generatedTokens: ep.generated_tokens,
-    calls: ep.calls,
-    toolCalls: ep.tool_calls,
-    latencyMs: ep.latency_ms,
-    events,
-  };
+  return { ...ep, correct: ep.correct === 1, events };
 }

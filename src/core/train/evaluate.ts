@@ -1,26 +1,129 @@
 /**
- * Evaluation of the current policies: n samples of each query of every eval benchmark, run
- * through the same orchestrator and workflow as training (no updates), summarised as Avg@n,
- * Pass@n, macro averages and cost (src/core/eval/metrics.ts).
+ * Evaluation: n samples of each query of every eval benchmark, run through the same workflow
+ * as training (no updates), summarised as Avg@n, Pass@n, macro averages and cost
+ * (src/core/eval/metrics.ts). Who plays the roles is an `EpisodeRunner`: the run's policies
+ * through the rollout orchestrator (`modelRunner`, what `evaluate` uses), a Hugging Face model
+ * folder (`hfRunner`), or the scripted gold policy (`goldRunner`, src/core/workflows/gold.ts),
+ * whose score on a file proves the loaders, prompts, parsers and graders before a model is involved.
  *
- * Tests: test/core/train/trainer.test.ts.
+ * Tests: test/core/train/trainer.test.ts; the gold runner: test/core/eval/goldRun.test.ts; the
+ * Hugging Face runner (tiny random qwen3 fixture): test/cli/evalData.test.ts.
  */
 import type { RunConfig } from '../config';
-import { summarizeEvaluation, summaryToMetrics, type QueryOutcome } from '../eval/metrics';
+import { summarizeEvaluation, summaryToMetrics, type EvaluationSummary, type QueryOutcome } from '../eval/metrics';
 import type { CharTokenizer } from '../models/tokenizer';
-import type { PolicySet } from '../models/policySet';
+import { PolicySet } from '../models/policySet';
+import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
 import { runRollouts } from '../rollout/orchestrator';
 import type { EvaluationRecord } from '../store/records';
+import type { HfModel } from '../models/hf/model';
+import { sampleHf } from '../models/hf/sampler';
+import type { HfTokenizer } from '../models/hf/tokenizer';
+import type { HfGenerationConfig } from '../models/hf/types';
+import { runEpisode, runLockstep } from '../workflows/drive';
+import { goldPolicy } from '../workflows/gold';
+import type { Episode, EpisodeResult } from '../workflows/types';
 import { createEpisodes, type Environment } from './environment';
 
 export interface EvaluationResult {
   records: EvaluationRecord[];
   metrics: Record<string, number>;
+  summary: EvaluationSummary;
 }
 
-export function evaluate(env: Environment, config: RunConfig, policies: PolicySet, tokenizer: CharTokenizer, step: number): EvaluationResult {
+/** One finished episode as evaluation sees it. */
+export interface EvaluatedEpisode {
+  result: EpisodeResult;
+  generatedTokens: number;
+  latencyMs: number;
+}
+
+/** Plays a chunk of episodes to the end; `seed` is the chunk's sampling seed. */
+export type EpisodeRunner = (episodes: Episode[], seed: number) => EvaluatedEpisode[];
+
+/** The run's policies, sampled by the rollout orchestrator at the eval temperature. */
+export function modelRunner(config: RunConfig, policies: PolicySet | Policies, tokenizer?: CharTokenizer): EpisodeRunner {
+  // The run's Policies (any model kind), or a lab PolicySet with its tokenizer (the CLI's checkpoints).
+  const ctx = policies instanceof PolicySet ? { policies, tokenizer: tokenizer! } : { policies };
+  return (episodes, seed) =>
+    runRollouts(episodes, ctx, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }).episodes;
+}
+
+/** The gold policy; its "tokens" are generated characters (the lab's tokenizer is per character). */
+export const goldRunner: EpisodeRunner = (episodes) =>
+  episodes.map((episode) => {
+    const t0 = performance.now();
+    const result = runEpisode(episode, goldPolicy);
+    const generatedTokens = result.events.reduce((a, e) => a + e.members.reduce((b, m) => b + m.output.length, 0), 0);
+    return { result, generatedTokens, latencyMs: performance.now() - t0 };
+  });
+
+/** What a Hugging Face model folder gives evaluation (models/hf/load.ts `LoadedHfModel`). */
+export interface HfEvalModel {
+  model: HfModel;
+  tokenizer: HfTokenizer;
+  generation: HfGenerationConfig;
+}
+
+/**
+ * A Hugging Face model plays every member: each member's prompt is one user turn through the
+ * model's chat template, all pending members of the chunk are sampled as one batch per lockstep
+ * round (eval temperature, rollout.maxNewTokens, the folder's stop ids), and the decoded text
+ * (special tokens dropped) goes to the workflow's parsers. Tokens are the model's own.
+ */
+export function hfRunner(m: HfEvalModel, config: RunConfig): EpisodeRunner {
+  return (episodes, seed) => {
+    const t0 = performance.now();
+    const tokens = new Map<string, number>();
+    const ended = new Map<string, number>();
+    const markEnded = (): void => {
+      for (const e of episodes) if (e.done && !ended.has(e.id)) ended.set(e.id, performance.now() - t0);
+    };
+    let round = 0;
+    runLockstep(episodes, (requests) => {
+      markEnded();
+      const prompts = requests.map(({ member }) => m.tokenizer.applyChatTemplate([{ role: 'user', content: member.prompt }], { addGenerationPrompt: true }).ids);
+      const rows = sampleHf(m.model, prompts, {
+        maxNewTokens: config.rollout.maxNewTokens,
+        temperature: config.eval.temperature,
+        topP: 1,
+        stopIds: m.generation.stopIds,
+        seed: mixSeed(seed, round++),
+      });
+      requests.forEach(({ set }, i) => tokens.set(set.episodeId, (tokens.get(set.episodeId) ?? 0) + rows[i].ids.length));
+      return rows.map((r) => m.tokenizer.decode(r.ids, { skipSpecialTokens: true }));
+    });
+    markEnded();
+    return episodes.map((e) => ({ result: e.result(), generatedTokens: tokens.get(e.id) ?? 0, latencyMs: ended.get(e.id) ?? 0 }));
+  };
+}
+
+export function evaluate(
+  env: Environment,
+  config: RunConfig,
+  policies: PolicySet | Policies,
+  tokenizer: CharTokenizer | undefined,
+  step: number,
+): EvaluationResult {
+  const runner = config.policies.kind === 'gold' ? goldRunner : modelRunner(config, policies, tokenizer);
+  return evaluateWith(env, config, runner, step);
+}
+
+/** Evaluation with the gold policy: needs no model. */
+export function evaluateGold(env: Environment, config: RunConfig, step = 0): EvaluationResult {
+  return evaluateWith(env, config, goldRunner, step);
+}
+
+export function evaluateWith(
+  env: Environment,
+  config: RunConfig,
+  runner: EpisodeRunner,
+  step: number,
+  onProgress?: (done: number, total: number) => void,
+): EvaluationResult {
   const queries: QueryOutcome[] = [];
+  const total = env.evalSets.reduce((a, s) => a + s.rows.length, 0);
   env.evalSets.forEach(({ benchmark, rows }, b) => {
     // Queries go through the sampler in chunks of at most eval.batchEpisodes episodes: one batch
     // of every query's n samples can outgrow the WebAssembly heap on long prompts. The first
@@ -31,14 +134,9 @@ export function evaluate(env: Environment, config: RunConfig, policies: PolicySe
       const part = rows.slice(start, start + perChunk);
       const prefix = chunk === 0 ? `eval${step}/${benchmark}` : `eval${step}/${benchmark}/c${chunk}`;
       const episodes = createEpisodes(env, config, part, config.eval.n, prefix);
-      const batch = runRollouts(episodes, { policies, tokenizer }, {
-        temperature: config.eval.temperature,
-        topP: 1,
-        maxNewTokens: config.rollout.maxNewTokens,
-        seed: chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk),
-      });
+      const played = runner(episodes, chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk));
       part.forEach((row, q) => {
-        const samples = batch.episodes.slice(q * config.eval.n, (q + 1) * config.eval.n).map((e) => ({
+        const samples = played.slice(q * config.eval.n, (q + 1) * config.eval.n).map((e) => ({
           correct: e.result.correct,
           tokens: e.generatedTokens,
           calls: e.result.calls,
@@ -47,6 +145,7 @@ export function evaluate(env: Environment, config: RunConfig, policies: PolicySe
         }));
         queries.push({ benchmark, queryId: row.id, samples });
       });
+      onProgress?.(queries.length, total);
     }
   });
   const summary = summarizeEvaluation(queries);
@@ -63,5 +162,5 @@ export function evaluate(env: Environment, config: RunConfig, policies: PolicySe
     latencyP50Ms: m.latencyP50Ms,
     latencyP95Ms: m.latencyP95Ms,
   }));
-  return { records, metrics: summaryToMetrics(summary) };
+  return { records, metrics: summaryToMetrics(summary), summary };
 }

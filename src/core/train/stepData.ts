@@ -3,14 +3,13 @@
  * log-probs recomputed by the teacher-forced scorer of each member's policy (SRPO.md point 2:
  * the sampler's behaviour log-probs are kept only as a consistency check), the entropy of each
  * member's tokens, the reference policy's log-probs when a KL penalty is on, and the plain
- * objective batch (events with group, reward and K; members with role and log-probs).
+ * objective batch (events with group, prompt, trajectory, reward and K; members with role and
+ * log-probs).
  *
  * Scoring runs in chunks per policy (bounded memory), no gradients, one read-back per chunk.
  * Tests: test/core/train/trainer.test.ts.
  */
-import { scoreCompletionsData } from '../models/logprobs';
-import type { PolicySet } from '../models/policySet';
-import type { Transformer } from '../models/transformer';
+import type { Policies } from '../policies/types';
 import type { RolloutBatch, SampledMember } from '../rollout/orchestrator';
 import { memberKey } from '../rollout/orchestrator';
 import type { ObjectiveBatch } from '../srpo';
@@ -39,27 +38,21 @@ export interface StepData {
   behaviourMismatch: number;
 }
 
-/** Scores rows in chunks of `chunkSize` with one model. */
-function scoreRows(model: Transformer, rows: readonly { prompt: number[]; completion: number[] }[], padId: number, chunkSize = 64) {
-  const logp: number[][] = [];
-  const entropy: number[][] = [];
-  for (let i = 0; i < rows.length; i += chunkSize) {
-    const part = rows.slice(i, i + chunkSize);
-    const s = scoreCompletionsData(model, part, { padId });
-    part.forEach((r, j) => {
-      logp.push(s.logp[j].slice(0, r.completion.length));
-      entropy.push(s.entropy[j].slice(0, r.completion.length));
-    });
-  }
-  return { logp, entropy };
-}
-
-export function buildStepData(rollouts: RolloutBatch, policies: PolicySet, padId: number, reference?: PolicySet): StepData {
+/** Scoring goes through the run's Policies (src/core/policies: chunked, no tape); the reference is the KL's frozen start when the run has one. */
+export function buildStepData(rollouts: RolloutBatch, policies: Policies): StepData {
   const members: StepMember[] = [];
   const batch: ObjectiveBatch = { events: [], members: [] };
   rollouts.episodes.forEach((ep, e) => {
     ep.result.events.forEach((ev, k) => {
-      batch.events.push({ id: ev.eventId, group: ev.groupKey, reward: ev.reward ?? 0, expectedK: ev.expectedK });
+      // prompt and trajectory: what the trajectory (GRPO) and agent (Dr. MAS) groupings pool by.
+      batch.events.push({
+        id: ev.eventId,
+        group: ev.groupKey,
+        reward: ev.reward ?? 0,
+        expectedK: ev.expectedK,
+        prompt: ep.result.taskId,
+        trajectory: ep.result.episodeId,
+      });
       for (const m of ev.members) {
         const s: SampledMember | undefined = ep.sampled.get(memberKey(ev.eventId, m.memberIndex));
         if (!s) continue; // an event that lost a member is dropped by the objective, never shrunk
@@ -85,8 +78,8 @@ export function buildStepData(rollouts: RolloutBatch, policies: PolicySet, padId
     const idx = members.map((m, i) => (m.policyId === id ? i : -1)).filter((i) => i >= 0);
     if (!idx.length) continue;
     const rows = idx.map((i) => ({ prompt: members[i].promptTokens, completion: members[i].outputTokens }));
-    const scored = scoreRows(policies.get(id).model, rows, padId);
-    const ref = reference ? scoreRows(reference.get(id).model, rows, padId).logp : null;
+    const scored = policies.scoreData(id, rows, 'current');
+    const ref = policies.hasReference ? policies.scoreData(id, rows, 'reference').logp : null;
     idx.forEach((i, r) => {
       const m = members[i];
       m.logpOld = scored.logp[r];

@@ -11,27 +11,59 @@
  * Everything random derives from (seed, step), and the optimizer state is checkpointed, so a
  * run resumed from a checkpoint continues exactly as if it had never stopped (on the CPU
  * backends; GPU kernels may reorder float sums). After the last training step an eval-only
- * step (index = config.steps) records the final evaluation.
+ * step (index = the number of training steps) records the final evaluation. The last training
+ * step is config.steps - 1, or the first step whose rollouts reach a budget (budget.ts): every
+ * step records the cumulative cost, and a resumed run reads it back.
+ *
+ * A stop never loses a committed step. The step's scheduled evaluation is committed on its own as
+ * soon as it ends (store writeEvaluation), so the curves show it while the step still trains; the
+ * rest of the step is one transaction. `onMiniBatch('before-update')` runs once the rollouts are
+ * scored: a throw there abandons the step with the weights untouched (they are still those of the
+ * last committed step, which saveStopCheckpoint can then save). Once the update has begun the
+ * engine lets it finish and commit (`onMiniBatch('update')` may only throw to abandon the run,
+ * e.g. a lost lease): the weights are then ahead of the store and only the step's commit brings
+ * them back in line. Why finish rather than roll back: a rollback needs a copy of every trainable
+ * weight and both AdamW moments taken before each update (3x the trainable parameters in
+ * memory: ~7 GB for a fully fine-tuned Qwen3-0.6B in float32), while finishing costs only the
+ * rest of one update before the stop lands: at most time/update, measured 3.1-4.6 s of a 5.0-5.6 s
+ * step for math-quick (node backend, 2 CPU cores at load ~8), ~0.7 s for the engine tests'
+ * tiny config. No memory, no per-step cost.
  *
  * Not here: backend start-up, the process, pause/stop signals (src/engine), the store's schema.
- * Tests: test/core/train/trainer.test.ts.
+ * Tests: test/core/train/trainer.test.ts; stop / resume / early evaluation: test/engine/stopResume.test.ts.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../config';
 import { mixSeed } from '../models/random';
-import type { PolicySet } from '../models/policySet';
-import type { CharTokenizer } from '../models/tokenizer';
+import { openPolicies } from '../policies/registry';
+import type { Policies } from '../policies/types';
 import { runRollouts } from '../rollout/orchestrator';
-import { batchMetrics, getVariant, prepareObjectiveBatch } from '../srpo';
+import { batchMetrics, prepareObjectiveBatch } from '../srpo';
 import type { LabStore } from '../store';
 import type { StepRecord } from '../store/records';
-import { checkpointDir, initialPolicies, loadPolicies, restoreOptimizers, saveRunCheckpoint } from './checkpoints';
-import { buildEnvironment, createEpisodes, tasksForStep, type Environment } from './environment';
+import { BUDGET_METRICS } from '../../shared/budget';
+import { BudgetMeter, loadBudgetTotals, saveBudgetTotals } from './budget';
+import { checkpointDir, restoreOptimizers, savePoliciesCheckpoint } from './checkpoints';
+import { buildEnvironment, createEpisodes, tasksForStep, type Environment, type EnvironmentOptions } from './environment';
 import { evaluate } from './evaluate';
 import { AdamW } from './optimizer';
 import { buildStepData } from './stepData';
 import { episodeRecords, rolloutMetrics } from './stepRecord';
 import { runUpdate } from './update';
+
+/**
+ * Backend memory for the step's metrics: live tensors always, and GPU memory where the backend
+ * exposes it in tf.memory() (numBytesInGPU / numBytesInGPUAllocated; tfjs-node-gpu reports
+ * neither: TensorFlow's allocator is outside tfjs, so its figure is `numBytes` of tensors on the
+ * device, reported as memory/device_bytes when the backend is tensorflow).
+ */
+export function memoryMetrics(info: tf.MemoryInfo & { numBytesInGPU?: number; numBytesInGPUAllocated?: number } = tf.memory()): Record<string, number> {
+  const out: Record<string, number> = { 'memory/tensors': info.numTensors };
+  if (typeof info.numBytesInGPU === 'number') out['memory/gpu_bytes'] = info.numBytesInGPU;
+  if (tf.getBackend() === 'tensorflow') out['memory/device_bytes'] = info.numBytes;
+  if (typeof info.numBytesInGPUAllocated === 'number') out['memory/gpu_allocated_bytes'] = info.numBytesInGPUAllocated;
+  return out;
+}
 
 /** Steps in a row whose every update was skipped (non-finite) before the run fails. */
 export const MAX_SKIPPED_STEPS = 3;
@@ -46,6 +78,10 @@ export interface TrainerOptions {
   baseDir?: string;
   /** Resume from this checkpoint directory of this run (weights, versions, optimizer state). */
   resume?: { dir: string; step: number };
+  /** Called once a step's scheduled evaluation is committed ahead of the step (the engine pushes its points). */
+  onEvaluation?: (step: number) => void;
+  /** Progress of a corpus index build while the environment is built (the engine logs it). */
+  onIndexProgress?: EnvironmentOptions['onIndexProgress'];
 }
 
 export interface StepSummary {
@@ -57,12 +93,18 @@ export interface StepSummary {
   wallMs: number;
 }
 
+/**
+ * Where in a step `onMiniBatch` is called: 'before-update' once (rollouts scored, weights untouched:
+ * throwing abandons the step cleanly), 'update' before each mini-batch of the update (the step will
+ * be committed: throw only to abandon the run).
+ */
+export type StepPhase = 'before-update' | 'update';
+
 export class Trainer {
   readonly config: RunConfig;
   readonly env: Environment;
-  readonly policies: PolicySet;
-  readonly tokenizer: CharTokenizer;
-  private readonly reference: PolicySet | null;
+  /** The run's policies, whatever the model kind (src/core/policies); the KL reference lives inside. */
+  readonly policies: Policies;
   private readonly optimizers = new Map<string, AdamW>();
   private skippedInARow = 0;
   private lastStoreMs = 0;
@@ -74,49 +116,79 @@ export class Trainer {
   private committedHasCheckpoint: boolean;
   /** Set once an update of an uncommitted step has begun: the weights are ahead of the store. */
   private dirty = false;
+  /** Cumulative rollout cost against config.budget. */
+  private readonly budget: BudgetMeter;
+  /** Index of the eval-only final step: config.steps, or earlier once a budget is reached. */
+  private endStep: number;
 
   constructor(private readonly options: TrainerOptions) {
     this.config = options.config;
-    this.env = buildEnvironment(this.config);
-    const start = options.resume ? loadPolicies(options.resume.dir, this.config) : initialPolicies(this.config, options.baseDir);
-    this.policies = start.policies;
-    this.tokenizer = start.tokenizer;
-    for (const p of this.policies.policies()) this.optimizers.set(p.id, new AdamW(p.model.params, this.config.optimizer));
-    if (options.resume) restoreOptimizers(options.resume.dir, this.optimizers);
+    this.env = buildEnvironment(this.config, { runDir: options.runDir, onIndexProgress: options.onIndexProgress });
+    this.policies = openPolicies(this.config, { baseDir: options.baseDir ?? process.cwd(), resumeDir: options.resume?.dir });
+    try {
+      for (const p of this.policies.policies()) this.optimizers.set(p.id, new AdamW(this.policies.trainable(p.id), this.config.optimizer));
+      if (options.resume) restoreOptimizers(options.resume.dir, this.optimizers);
+    } catch (err) {
+      this.dispose();
+      throw err;
+    }
     this.startStep = options.resume ? options.resume.step + 1 : 0;
     this.committed = this.startStep - 1;
     this.committedHasCheckpoint = options.resume !== undefined;
-    // The KL reference is the run's starting policy, frozen.
-    this.reference = this.config.kl.coef > 0 ? initialPolicies(this.config, options.baseDir).policies : null;
+    const spent = options.resume ? (loadBudgetTotals(options.resume.dir) ?? this.restoredBudgetMetrics(options.resume.step)) : {};
+    this.budget = new BudgetMeter(this.config.budget, spent);
+    this.endStep = this.budget.reached() ? this.startStep : this.config.steps;
   }
 
-  /** Steps still to run, the final eval-only step included. */
+  /** Steps still to run, the final eval-only step included (read lazily: a budget can end training early). */
   *remainingSteps(): Generator<number> {
-    for (let s = this.startStep; s <= this.config.steps; s++) yield s;
+    for (let s = this.startStep; s <= this.endStep; s++) yield s;
   }
 
-  /** Runs one step (training, or the final evaluation when step === config.steps) and records it. */
-  step(step: number, onMiniBatch?: () => void): StepSummary {
+  /** The cumulative budget metrics of the committed step a resume starts after (a checkpoint without budget.json). */
+  private restoredBudgetMetrics(step: number): Record<string, number> {
+    const { store, runId } = this.options;
+    if (!store || runId === undefined) return {};
+    const out: Record<string, number> = {};
+    for (const key of Object.values(BUDGET_METRICS)) {
+      const last = store.metricSeries(runId, key, { toStep: step }).at(-1);
+      if (last && last.value !== null && Number.isFinite(last.value)) out[key] = last.value;
+    }
+    return out;
+  }
+
+  /** Runs one step (training, or the final evaluation when step is the end step) and records it. */
+  step(step: number, onMiniBatch?: (phase: StepPhase) => void): StepSummary {
     const c = this.config;
     const t0 = performance.now();
-    const final = step === c.steps;
+    const final = step === this.endStep;
     const time: Record<string, number> = {};
     const metrics: Record<string, number> = {};
     const record: StepRecord = { step, wallTime: 0, metrics, episodes: [], tokens: step % c.tokenDetailEvery === 0 };
+    /** Metrics already committed with the evaluation (returned in the summary, not written again). */
+    const early: Record<string, number> = {};
 
     if (c.eval.every > 0 && (step % c.eval.every === 0 || final)) {
       const te = performance.now();
-      const ev = evaluate(this.env, c, this.policies, this.tokenizer, step);
-      record.evaluations = ev.records;
-      Object.assign(metrics, ev.metrics);
+      const ev = evaluate(this.env, c, this.policies, undefined, step);
       time.eval = performance.now() - te;
+      const { store, runId } = this.options;
+      if (!final && store && runId !== undefined) {
+        // Committed now, not with the step: the curves show it while the step trains.
+        store.writeEvaluation(runId, { step, wallTime: Date.now(), metrics: ev.metrics, evaluations: ev.records });
+        Object.assign(early, ev.metrics);
+        this.options.onEvaluation?.(step);
+      } else {
+        record.evaluations = ev.records;
+        Object.assign(metrics, ev.metrics);
+      }
     }
 
     let checkpoint: string | null = null;
     if (!final) {
       let t = performance.now();
       const episodes = createEpisodes(this.env, c, tasksForStep(this.env, c, step), c.rollout.groupSize, `s${step}`);
-      const rollouts = runRollouts(episodes, { policies: this.policies, tokenizer: this.tokenizer }, {
+      const rollouts = runRollouts(episodes, { policies: this.policies }, {
         temperature: c.rollout.temperature,
         topP: c.rollout.topP,
         maxNewTokens: c.rollout.maxNewTokens,
@@ -126,33 +198,36 @@ export class Trainer {
       time.sampler = rollouts.samplerMs;
 
       t = performance.now();
-      const data = buildStepData(rollouts, this.policies, this.tokenizer.padId, this.reference ?? undefined);
-      const variant = getVariant(c.objective.algorithm);
+      const data = buildStepData(rollouts, this.policies);
       const prepared = prepareObjectiveBatch(data.batch, c.objective);
       time.old_logp = performance.now() - t;
 
       // A stop requested during the rollout abandons the step before any weight changes.
-      onMiniBatch?.();
+      onMiniBatch?.('before-update');
       this.dirty = true;
       t = performance.now();
       const update = runUpdate(prepared, data.members, c.objective, {
         policies: this.policies,
         optimizers: this.optimizers,
         config: c,
-        padId: this.tokenizer.padId,
+        padId: this.policies.padId,
         seed: mixSeed(c.seed, step, 2),
-        onMiniBatch,
+        onMiniBatch: onMiniBatch && (() => onMiniBatch('update')),
       });
       time.update = performance.now() - t;
+      // Counted once the step can no longer be abandoned, so a stop checkpoint never holds a half step's cost.
+      Object.assign(metrics, this.budget.add(rollouts));
+      if (this.budget.reached()) this.endStep = step + 1; // this is the last training step
 
-      Object.assign(metrics, rolloutMetrics(rollouts, data), batchMetrics(prepared, variant.advantageScope), update.metrics);
+      Object.assign(metrics, rolloutMetrics(rollouts, data), batchMetrics(prepared), update.metrics);
       for (const p of this.policies.policies()) metrics[`policy/${p.id}/version`] = p.version;
       record.episodes = episodeRecords(rollouts, data, prepared, update, c.rollout.groupSize);
       this.checkSkips(update.applied, update.skipped, update.lastSkipReason, step);
 
-      if ((c.checkpointEvery > 0 && (step + 1) % c.checkpointEvery === 0) || step === c.steps - 1) {
+      if ((c.checkpointEvery > 0 && (step + 1) % c.checkpointEvery === 0) || step === this.endStep - 1) {
         t = performance.now();
-        checkpoint = saveRunCheckpoint(checkpointDir(this.options.runDir, step), this.policies, this.tokenizer, this.optimizers);
+        checkpoint = savePoliciesCheckpoint(checkpointDir(this.options.runDir, step), this.policies, this.optimizers);
+        saveBudgetTotals(checkpoint, this.budget);
         record.checkpoint = { path: checkpoint };
         time.checkpoint = performance.now() - t;
       }
@@ -162,7 +237,7 @@ export class Trainer {
     const wallMs = performance.now() - t0;
     for (const [k, v] of Object.entries(time)) metrics[`time/${k}`] = v / 1000;
     metrics['time/step'] = wallMs / 1000;
-    metrics['memory/tensors'] = tf.memory().numTensors;
+    Object.assign(metrics, memoryMetrics(), this.policies.metrics?.() ?? {});
     record.wallTime = Date.now();
     if (this.options.store && this.options.runId !== undefined) {
       const ts = performance.now();
@@ -172,20 +247,22 @@ export class Trainer {
     this.committed = step;
     this.committedHasCheckpoint = checkpoint !== null;
     this.dirty = false;
-    return { step, final, metrics, checkpoint, wallMs };
+    return { step, final, metrics: { ...early, ...metrics }, checkpoint, wallMs };
   }
 
   /**
    * On a stop: checkpoints the last committed training step (when it has none yet) and records
    * it, so a resume continues from where the run stopped rather than from the last scheduled
-   * checkpoint. Returns the directory, or null when there is nothing to save, or when a stop
-   * abandoned an update midway (the weights are then ahead of the store and must not be saved:
-   * the resume starts from the last checkpoint instead).
+   * checkpoint. Returns the directory, or null when there is nothing to save. The engine stops
+   * only before an update or between steps, so the weights are those of the committed step; the
+   * `dirty` guard (an update abandoned by a lost lease or an error) refuses to save weights that
+   * are ahead of the store.
    */
   saveStopCheckpoint(): string | null {
     const step = this.committed;
-    if (this.dirty || step < 0 || step >= this.config.steps || this.committedHasCheckpoint) return null;
-    const dir = saveRunCheckpoint(checkpointDir(this.options.runDir, step), this.policies, this.tokenizer, this.optimizers);
+    if (this.dirty || step < 0 || step >= this.endStep || this.committedHasCheckpoint) return null;
+    const dir = savePoliciesCheckpoint(checkpointDir(this.options.runDir, step), this.policies, this.optimizers);
+    saveBudgetTotals(dir, this.budget);
     if (this.options.store && this.options.runId !== undefined) this.options.store.addCheckpoint(this.options.runId, step, dir);
     this.committedHasCheckpoint = true;
     return dir;
@@ -210,7 +287,6 @@ export class Trainer {
 
   dispose(): void {
     for (const o of this.optimizers.values()) o.dispose();
-    this.policies.dispose();
-    this.reference?.dispose();
+    this.policies?.dispose();
   }
 }

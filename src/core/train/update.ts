@@ -4,8 +4,9 @@
  * together; SRPO.md's event-atomic rule), one optimizer step per mini-batch.
  *
  * Per mini-batch: the current log-probs of every member come from the teacher-forced scorer of
- * the policy that produced it (models/logprobs.ts, the same code that computed the old
- * log-probs: SRPO.md point 2); rows are grouped by policy and the objective's event membership
+ * the policy that produced it (`Policies.score`, the same scorer that computed the old
+ * log-probs: SRPO.md point 2), in event-atomic micro-batches when update.microBatchRows asks
+ * (gradients accumulated, denominators the whole mini-batch's); rows are grouped by policy and the objective's event membership
  * follows that row order (no gather needed on wasm). Then the registry objective
  * (srpo/objective.ts), an optional k3 KL penalty to the frozen reference policy, the global
  * gradient norm (before clipping), clipping, and AdamW per policy. A non-finite loss or norm
@@ -17,10 +18,14 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../config';
-import { scoreCompletions } from '../models/logprobs';
-import type { PolicySet } from '../models/policySet';
+import { PolicySet } from '../models/policySet';
 import { mixSeed, mulberry32, permutation } from '../models/random';
-import { buildObjectiveInputs, getVariant, type ObjectiveConfig, type PreparedBatch, type PreparedEvent, type PreparedMember } from '../srpo';
+import { CharTokenizer } from '../models/tokenizer';
+import { LabPolicies } from '../policies/lab';
+import type { Policies } from '../policies/types';
+import { buildObjectiveInputs, getVariant, objectiveTotals, type ObjectiveConfig, type PreparedBatch, type PreparedEvent, type PreparedMember } from '../srpo';
+import { packOutputs, unpackOutputs, type EventOutcome, type PackLayout } from '../srpo/readBack';
+import type { ObjectiveTotals } from '../srpo/tensors';
 import type { AdamW } from './optimizer';
 
 /** What the update needs of one member beyond the prepared batch (indexed by `source`). */
@@ -28,15 +33,11 @@ export interface MemberSample {
   policyId: string;
   promptTokens: number[];
   outputTokens: number[];
-  /** Log-probs of the frozen reference policy (only with a KL penalty). */
+  /** Log-probs of the frozen reference policy; required with a KL penalty (kl.coef > 0), an error when absent. */
   refLogp?: number[];
 }
 
-export interface EventOutcome {
-  logRatio: number;
-  ratio: number;
-  clipped: 'low' | 'high' | null;
-}
+export type { EventOutcome };
 
 export interface UpdateResult {
   /** Objective diagnostics averaged over the applied updates, plus grad/norm, update/* counts. */
@@ -58,7 +59,8 @@ export interface UpdateResult {
 }
 
 export interface UpdateContext {
-  policies: PolicySet;
+  /** The run's policies (src/core/policies); a lab PolicySet is wrapped as LabPolicies. */
+  policies: Policies | PolicySet;
   optimizers: ReadonlyMap<string, AdamW>;
   config: RunConfig;
   padId: number;
@@ -111,7 +113,7 @@ export function subBatch(full: PreparedBatch, eventIdx: readonly number[], sampl
   });
   const maxLength = Math.max(1, ...members.map((m) => m.mask.length));
   return {
-    prepared: { events, members, dropped: [], groups: full.groups, maxLength },
+    prepared: { grouping: full.grouping, events, members, dropped: [], groups: full.groups, maxLength },
     groups,
     eventOf: [...eventIdx],
     memberOf,
@@ -119,14 +121,22 @@ export function subBatch(full: PreparedBatch, eventIdx: readonly number[], sampl
 }
 
 export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[], objective: ObjectiveConfig, ctx: UpdateContext): UpdateResult {
-  const result: UpdateResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), applied: 0, skipped: 0, lastSkipReason: null };
+  const result: UpdateResult = {
+    metrics: {},
+    events: new Map(),
+    memberLogRatios: new Map(),
+    memberLogpCur: new Map(),
+    applied: 0,
+    skipped: 0,
+    lastSkipReason: null,
+  };
   const sums: Record<string, number> = {};
+  const policies = updatePolicies(ctx);
   const { epochs, miniBatches } = ctx.config.update;
   for (let epoch = 0; epoch < epochs && full.events.length > 0; epoch++) {
     const order = permutation(full.events.length, mulberry32(mixSeed(ctx.seed, epoch)));
     for (const events of chunk(order, miniBatches)) {
-      const sub = subBatch(full, events, samples, ctx.policies.ids());
-      const r = updateMiniBatch(sub, samples, objective, ctx);
+      const r = updateMiniBatch(full, events, samples, objective, ctx, policies);
       if (r.skipReason) {
         result.skipped++;
         result.lastSkipReason = r.skipReason;
@@ -134,9 +144,9 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
         result.applied++;
         for (const [k, v] of Object.entries(r.metrics)) sums[k] = (sums[k] ?? 0) + v;
       }
-      r.events.forEach((o, i) => result.events.set(sub.eventOf[i], o));
-      r.memberLogRatios.forEach((l, row) => result.memberLogRatios.set(sub.memberOf[row], l));
-      r.memberLogpCur.forEach((lp, row) => result.memberLogpCur.set(sub.memberOf[row], lp));
+      r.events.forEach((o, e) => result.events.set(e, o));
+      r.memberLogRatios.forEach((l, j) => result.memberLogRatios.set(j, l));
+      r.memberLogpCur.forEach((lp, j) => result.memberLogpCur.set(j, lp));
       ctx.onMiniBatch?.();
     }
   }
@@ -146,116 +156,244 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
   return result;
 }
 
+/** The run's Policies; a lab PolicySet (older callers, tests) is wrapped with the lab's tokenizer (its pad id is the run's). */
+function updatePolicies(ctx: UpdateContext): Policies {
+  return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, new CharTokenizer()) : ctx.policies;
+}
+
+/**
+ * Event-atomic micro-batches of a mini-batch's events (in order): each holds whole events and at
+ * most `maxRows` member rows (an event larger than that travels alone). 0: one micro-batch.
+ */
+export function microBatches(full: PreparedBatch, events: readonly number[], maxRows: number): number[][] {
+  if (maxRows <= 0) return [[...events]];
+  const out: number[][] = [];
+  let cur: number[] = [];
+  let rows = 0;
+  for (const e of events) {
+    const n = full.events[e].members.length;
+    if (cur.length > 0 && rows + n > maxRows) {
+      out.push(cur);
+      cur = [];
+      rows = 0;
+    }
+    cur.push(e);
+    rows += n;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
 interface MiniBatchResult {
   metrics: Record<string, number>;
-  events: EventOutcome[];
-  memberLogRatios: number[];
-  /** Per row: current log-probs of the member's tokens (a copy, member length). */
-  memberLogpCur: Float32Array[];
+  /** By full prepared event index. */
+  events: Map<number, EventOutcome>;
+  /** By full prepared member index. */
+  memberLogRatios: Map<number, number>;
+  /** By full prepared member index: current log-probs of the member's tokens (a copy, member length). */
+  memberLogpCur: Map<number, Float32Array>;
   skipReason: string | null;
 }
 
-function updateMiniBatch(sub: SubBatch, samples: readonly MemberSample[], objective: ObjectiveConfig, ctx: UpdateContext): MiniBatchResult {
-  const { prepared, groups } = sub;
-  const T = prepared.maxLength;
-  const E = prepared.events.length;
-  const M = prepared.members.length;
-  const klCoef = ctx.config.kl.coef;
+/** Metric keys that are sums over micro-batches (each already divided by the whole mini-batch's totals); the rest are averaged by event share. */
+const SUMMED_METRIC = /^(loss|kl)\//;
+
+/**
+ * One optimizer step on the events `eventIdx` of `full`: the summed gradients of its micro-batches
+ * (`accumulate`), their global norm (`globalGradNorm`), then, unless the loss or the norm is not
+ * finite, the clip and AdamW per policy (`applyClipped`).
+ */
+function updateMiniBatch(
+  full: PreparedBatch,
+  eventIdx: readonly number[],
+  samples: readonly MemberSample[],
+  objective: ObjectiveConfig,
+  ctx: UpdateContext,
+  policies: Policies,
+): MiniBatchResult {
+  const mini = subBatch(full, eventIdx, samples, policies.ids());
+  const { out, grads, loss, skip } = accumulate(full, mini, eventIdx, samples, objective, ctx, policies);
   const paramOf = new Map<string, { policyId: string; name: string }>();
-  const vars: tf.Variable[] = [];
-  for (const g of groups) {
-    for (const [name, v] of ctx.policies.get(g.policyId).model.params) {
-      paramOf.set(v.name, { policyId: g.policyId, name });
-      vars.push(v);
-    }
-  }
-  let metricKeys: string[] = [];
-  let perEvent = false;
-  let packed: tf.Tensor | null = null;
-  const { value, grads } = tf.variableGrads(() => {
-    const parts = groups.map((g) =>
-      scoreCompletions(
-        ctx.policies.get(g.policyId).model,
-        g.rows.map((row) => {
-          const s = samples[prepared.members[row].source];
-          return { prompt: s.promptTokens, completion: s.outputTokens };
-        }),
-        { padId: ctx.padId, minCompletionLength: T },
-      ).logp,
-    );
-    const logpCur = (parts.length === 1 ? parts[0] : tf.concat(parts, 0)) as tf.Tensor2D; // [M, T] nats
-    // The objective's own padded inputs (mask included) serve the KL term too; every tensor made
-    // here is freed by variableGrads' scope once the gradients exist.
-    const inputs = buildObjectiveInputs(prepared, objective, { logpCur });
-    const out = getVariant(objective.algorithm).compute(inputs, objective);
-    const mask = inputs.mask;
-    let loss: tf.Scalar = out.loss;
-    const extra: Record<string, tf.Scalar> = {};
-    if (klCoef > 0) {
-      const ref = tf.tensor2d(padRows(prepared.members.map((m) => samples[m.source].refLogp ?? m.logpOld), T), [M, T]);
-      const d = tf.sub(ref, logpCur); // log(ref / cur), nats
-      const k3 = tf.mul(tf.sub(tf.sub(tf.exp(d), d), 1), mask);
-      const kl = tf.div(tf.sum(k3), Math.max(1, prepared.members.reduce((a, m) => a + m.length, 0))) as tf.Scalar;
-      extra['kl/ref'] = kl;
-      loss = tf.add(loss, tf.mul(kl, klCoef)) as tf.Scalar;
-    }
-    const metrics = { 'loss/policy': out.loss, ...out.metrics, ...extra, 'loss/total': loss };
-    metricKeys = Object.keys(metrics);
-    const pieces: tf.Tensor[] = [tf.stack(metricKeys.map((k) => metrics[k as keyof typeof metrics]))];
-    if (out.perEvent) {
-      perEvent = true;
-      const p = out.perEvent;
-      pieces.push(p.logRatio, p.ratio, p.clippedLow, p.clippedHigh);
-    }
-    pieces.push(tf.reshape(logpCur, [M * T]));
-    packed = tf.keep(tf.concat(pieces));
-    return loss;
-  }, vars);
-  const gradList = Object.values(grads);
-  const norm = tf.tidy(() => tf.sqrt(tf.addN(gradList.map((g) => tf.sum(tf.square(g))))));
-  const all = tf.tidy(() => tf.concat([tf.stack([value, norm]), packed!]));
-  const values = all.dataSync<'float32'>(); // waits for the device: one read-back per mini-batch
-  tf.dispose([all, norm, value, packed!]);
+  for (const g of mini.groups) for (const [name, v] of policies.trainable(g.policyId)) paramOf.set(v.name, { policyId: g.policyId, name });
+  const gradNorm = globalGradNorm(grads, paramOf);
+  out.metrics['grad/norm'] = gradNorm;
+  out.skipReason = skip ?? (!Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null);
+  if (!out.skipReason) out.metrics['grad/clip_scale'] = applyClipped(grads, paramOf, gradNorm, ctx, policies);
+  tf.dispose([...grads.values()]);
+  return out;
+}
 
-  const [loss, gradNorm] = [values[0], values[1]];
-  const metrics: Record<string, number> = { 'grad/norm': gradNorm };
-  metricKeys.forEach((k, i) => (metrics[k] = values[2 + i]));
-  let at = 2 + metricKeys.length;
-  const events: EventOutcome[] = [];
-  if (perEvent) {
-    for (let e = 0; e < E; e++) {
-      events.push({
-        logRatio: values[at + e],
-        ratio: values[at + E + e],
-        clipped: values[at + 2 * E + e] > 0 ? 'low' : values[at + 3 * E + e] > 0 ? 'high' : null,
-      });
+/**
+ * The forward/backward of each micro-batch (update.microBatchRows) of the mini-batch, each with
+ * the WHOLE mini-batch's denominators (srpo/tensors.ts ObjectiveTotals; the KL's token count
+ * likewise), so the summed gradients and losses equal those of one pass over the mini-batch
+ * (SRPO.md point 7). Metrics under loss/ and kl/ add up; the rest are averaged by event share.
+ * Returns the summed gradients by variable name (the caller owns them).
+ */
+function accumulate(
+  full: PreparedBatch,
+  mini: SubBatch,
+  eventIdx: readonly number[],
+  samples: readonly MemberSample[],
+  objective: ObjectiveConfig,
+  ctx: UpdateContext,
+  policies: Policies,
+) {
+  const totals = objectiveTotals(mini.prepared, objective);
+  const klTokens = Math.max(1, mini.prepared.members.reduce((a, m) => a + m.length, 0));
+  const out: MiniBatchResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), skipReason: null };
+  const grads = new Map<string, tf.Tensor>(); // by variable name
+  let loss = 0;
+  let skip: string | null = null;
+  for (const micro of microBatches(full, eventIdx, ctx.config.update.microBatchRows)) {
+    const sub = subBatch(full, micro, samples, policies.ids());
+    const r = microStep(sub, samples, objective, ctx, policies, totals, klTokens);
+    loss += r.loss;
+    const share = micro.length / eventIdx.length;
+    for (const [k, v] of Object.entries(r.metrics)) out.metrics[k] = (out.metrics[k] ?? 0) + (SUMMED_METRIC.test(k) ? v : v * share);
+    r.events.forEach((o, i) => out.events.set(sub.eventOf[i], o));
+    r.memberLogRatios.forEach((l, row) => out.memberLogRatios.set(sub.memberOf[row], l));
+    r.memberLogpCur.forEach((lp, row) => out.memberLogpCur.set(sub.memberOf[row], lp));
+    for (const [name, g] of r.grads) {
+      const prev = grads.get(name);
+      if (prev) {
+        grads.set(name, tf.add(prev, g));
+        tf.dispose([prev, g]);
+      } else grads.set(name, g);
     }
-    at += 4 * E;
+    if (!Number.isFinite(r.loss)) skip ??= `non-finite loss (${r.loss})`;
   }
-  const memberLogpCur = prepared.members.map((m, row) => values.slice(at + row * T, at + row * T + m.mask.length));
-  // l_{e,j} = sum of masked (log pi_cur - log pi_old), from the values already read back.
-  const memberLogRatios = prepared.members.map((m, row) => m.mask.reduce((a, w, t) => a + w * (memberLogpCur[row][t] - m.logpOld[t]), 0));
+  return { out, grads, loss, skip };
+}
 
-  const skipReason = !Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null;
-  if (skipReason) {
-    tf.dispose(gradList);
-    return { metrics, events, memberLogRatios, memberLogpCur, skipReason };
-  }
+/**
+ * The global gradient norm (before clipping), summed in the order of (policy, parameter name):
+ * names that are the same in every process, so a resumed run (whose variables may have been
+ * created in another order) rounds the norm identically. Waits for the device.
+ */
+function globalGradNorm(grads: ReadonlyMap<string, tf.Tensor>, paramOf: ReadonlyMap<string, { policyId: string; name: string }>): number {
+  const key = (varName: string) => `${paramOf.get(varName)!.policyId}/${paramOf.get(varName)!.name}`;
+  const ordered = [...grads].sort(([a], [b]) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).map(([, g]) => g);
+  const norm = tf.tidy(() => tf.sqrt(tf.addN(ordered.map((g) => tf.sum(tf.square(g)))))); // []
+  const value = norm.dataSync()[0];
+  norm.dispose();
+  return value;
+}
+
+/**
+ * Clips the gradients to optimizer.gradClip by their global norm and applies AdamW per policy (its version
+ * bumped); returns the clip scale. The caller still owns `grads`.
+ */
+function applyClipped(
+  grads: ReadonlyMap<string, tf.Tensor>,
+  paramOf: ReadonlyMap<string, { policyId: string; name: string }>,
+  gradNorm: number,
+  ctx: UpdateContext,
+  policies: Policies,
+): number {
   const scale = Math.min(1, ctx.config.optimizer.gradClip / (gradNorm + 1e-6));
-  metrics['grad/clip_scale'] = scale;
   const byPolicy = new Map<string, Map<string, tf.Tensor>>();
-  for (const [varName, g] of Object.entries(grads)) {
+  for (const [varName, g] of grads) {
     const { policyId, name } = paramOf.get(varName)!;
     if (!byPolicy.has(policyId)) byPolicy.set(policyId, new Map());
     byPolicy.get(policyId)!.set(name, scale === 1 ? g : tf.tidy(() => tf.mul(g, scale)));
   }
   for (const [policyId, g] of byPolicy) {
     ctx.optimizers.get(policyId)!.apply(g);
-    ctx.policies.bumpVersion(policyId);
+    policies.bumpVersion(policyId);
     if (scale !== 1) tf.dispose([...g.values()]);
   }
-  tf.dispose(gradList);
-  return { metrics, events, memberLogRatios, memberLogpCur, skipReason: null };
+  return scale;
+}
+
+interface MicroStepResult {
+  loss: number;
+  metrics: Record<string, number>;
+  events: EventOutcome[];
+  memberLogRatios: number[];
+  /** Per row: current log-probs of the member's tokens (a copy, member length). */
+  memberLogpCur: Float32Array[];
+  /** Gradients by variable name (the caller owns them). */
+  grads: Map<string, tf.Tensor>;
+}
+
+/** Forward and backward of one micro-batch against the mini-batch's totals; one read-back (srpo/readBack.ts). */
+function microStep(
+  sub: SubBatch,
+  samples: readonly MemberSample[],
+  objective: ObjectiveConfig,
+  ctx: UpdateContext,
+  policies: Policies,
+  totals: ObjectiveTotals,
+  klTokens: number,
+): MicroStepResult {
+  const { prepared, groups } = sub;
+  const T = prepared.maxLength;
+  const M = prepared.members.length;
+  const klCoef = ctx.config.kl.coef;
+  // Checked before any tensor exists: a member without reference log-probs has no KL term.
+  const ref = klCoef > 0 ? padRows(prepared.members.map((m) => referenceLogp(samples, m.source, klCoef)), T) : null;
+  const vars: tf.Variable[] = [];
+  for (const g of groups) vars.push(...policies.trainable(g.policyId).values());
+  let layout = {} as PackLayout; // set inside variableGrads
+  let packed: tf.Tensor | null = null;
+  const { value, grads } = tf.variableGrads(() => {
+    const parts = groups.map((g) =>
+      policies.score(
+        g.policyId,
+        g.rows.map((row) => {
+          const s = samples[prepared.members[row].source];
+          return { prompt: s.promptTokens, completion: s.outputTokens };
+        }),
+        T,
+      ),
+    );
+    const logpCur = (parts.length === 1 ? parts[0] : tf.concat(parts, 0)) as tf.Tensor2D; // [M, T] nats
+    // The objective's own padded inputs (mask included) serve the KL term too; every tensor made
+    // here is freed by variableGrads' scope once the gradients exist.
+    const inputs = buildObjectiveInputs(prepared, objective, { logpCur, totals });
+    const out = getVariant(objective.algorithm).compute(inputs, objective);
+    const scalars: Record<string, tf.Scalar> = { 'loss/policy': out.loss, ...out.metrics };
+    let loss: tf.Scalar = out.loss;
+    if (ref) {
+      const kl = klToReference(tf.tensor2d(ref, [M, T]), logpCur, inputs.mask, klTokens);
+      scalars['kl/ref'] = kl;
+      loss = tf.add(loss, tf.mul(kl, klCoef)) as tf.Scalar;
+    }
+    scalars['loss/total'] = loss;
+    const p = packOutputs(scalars, out.perEvent, [logpCur]);
+    layout = p.layout;
+    packed = tf.keep(p.packed);
+    return loss;
+  }, vars);
+  const values = packed!.dataSync<'float32'>(); // waits for the device: one read-back per micro-batch
+  tf.dispose([value, packed!]);
+
+  const { scalars: metrics, events, extras } = unpackOutputs(values, layout);
+  const logpCur = extras[0]; // [M * T]
+  const memberLogpCur = prepared.members.map((m, row) => logpCur.slice(row * T, row * T + m.mask.length));
+  // l_{e,j} = sum of masked (log pi_cur - log pi_old), from the values already read back.
+  const memberLogRatios = prepared.members.map((m, row) => m.mask.reduce((a, w, t) => a + w * (memberLogpCur[row][t] - m.logpOld[t]), 0));
+  return { loss: metrics['loss/total'], metrics, events: events ?? [], memberLogRatios, memberLogpCur, grads: new Map(Object.entries(grads)) };
+}
+
+/**
+ * The k3 estimate of KL(pi_cur || pi_ref) per token, exp(d) - d - 1 with d = log pi_ref - log
+ * pi_cur, over the mask, divided by the whole mini-batch's token count (a scalar, nats).
+ */
+function klToReference(ref: tf.Tensor2D, logpCur: tf.Tensor2D, mask: tf.Tensor2D, klTokens: number): tf.Scalar {
+  const d = tf.sub(ref, logpCur); // [M, T] log(ref / cur), nats
+  const k3 = tf.mul(tf.sub(tf.sub(tf.exp(d), d), 1), mask); // [M, T]
+  return tf.div(tf.sum(k3), klTokens) as tf.Scalar;
+}
+
+/** A member's reference log-probs; a KL penalty without them is an error (never the old log-probs in their place). */
+function referenceLogp(samples: readonly MemberSample[], source: number, klCoef: number): number[] {
+  const s = samples[source];
+  if (!s.refLogp) {
+    throw new Error(`update: kl.coef is ${klCoef} but member sample ${source} (policy ${s.policyId}) has no reference log-probs (MemberSample.refLogp): the run's policies were built without a reference`);
+  }
+  return s.refLogp;
 }
 
 /** Rows padded with zeros to width T, flattened (a plain Float32Array for tf.tensor2d). */

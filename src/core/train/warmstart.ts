@@ -61,7 +61,8 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
  * `errorRate`: the oracle's content error rate (undefined: workflows/demos.ts's default).
  */
 export function warmStartDemonstrations(config: RunConfig, seed: number, episodes: number, dataSeeds: number, errorRate?: number): DemoRow[] {
-  const generators = [...new Set([...config.tasks.train, ...config.tasks.eval])];
+  // Built-in generators only: the noisy oracle reads their rows' meta (dataset files have none).
+  const generators = [...new Set([...config.tasks.train, ...config.tasks.eval].filter((t) => typeof t === 'string'))];
   const seeds = ['v1', ...Array.from({ length: dataSeeds }, (_, i) => `warmstart-${i + 1}`)];
   return generators.flatMap((name) => {
     const heldOut = new Set(getTaskGenerator(name).rows('test').map((r) => r.question));

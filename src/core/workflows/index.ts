@@ -12,4 +12,5 @@ export { mathConfigSchema, resolveMathConfig, scoreMath, type MathConfig } from 
 export { searchConfigSchema, resolveSearchConfig, type SearchConfig } from './search';
 export { singleConfigSchema, resolveSingleConfig, type SingleConfig } from './single';
 export { runEpisode, runLockstep, type BatchPolicy, type MemberPolicy } from './drive';
+export { GOLD_OUTPUTS, goldPolicy } from './gold';
 export { warmStartDemos, demosToJsonl, writeDemosJsonl, type DemoOptions, type DemoRow } from './demos';

@@ -43,6 +43,16 @@ export const searchConfigSchema = z
       .max(4000)
       .describe('Characters of each retrieved document shown in prompts (tiny models have short contexts); 20..4000.')
       .default(200),
+    corpus: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Retrieval corpus file (JSONL of {id?, title, text} or FlashRAG {id, contents}, or a JSON list); indexed once into an FTS5 index beside the lab database. Absent: the tasks\' own corpora.'),
+    corpusSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional()
+      .describe('SHA-256 of the corpus file, filled when the run is created; a resume refuses a changed corpus.'),
     invalidPenalty: invalidPenaltySchema,
   })
   .strict();

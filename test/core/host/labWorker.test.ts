@@ -151,6 +151,15 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
     expect(store.getRun(created)).toBeNull();
   });
 
+  it('runs the suite methods in the worker: create, list, read, start (nothing left to start)', async () => {
+    const { suiteId } = await lab.call('createSuite', { spec: { name: 'w', seeds: [1], rows: [{ preset: 'math-srpo' }] } });
+    expect(await lab.call('listSuites', {})).toEqual(await local.call('listSuites', {}));
+    const d = await lab.call('getSuite', { suiteId });
+    expect(d).toEqual(await local.call('getSuite', { suiteId }));
+    for (const e of d.entries) store.updateRun(e.runId!, { status: 'completed' });
+    expect(await lab.call('startSuite', { suiteId })).toEqual({ queued: 0 });
+  });
+
   it('carries errors back with their code, message and field issues', async () => {
     const missing = await rejection(lab.call('getRun', { runId: 999_999 }));
     expect(missing).toBeInstanceOf(LabApiError);
@@ -253,7 +262,7 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
 
   it('every API method has been called through the worker in this file', () => {
     // A method added to the contract must be added to these tests too.
-    const covered: ApiMethod[] = ['listRuns', 'getRun', 'deleteRun', 'presets', 'configSchema', 'validateConfig', 'createRun', 'startRun', 'resumeRun', 'pauseRun', 'stopRun', 'metricKeys', 'metricSeries', 'evaluations', 'listEvents', 'getEvent', 'getEpisode', 'exportReport'];
+    const covered: ApiMethod[] = ['listRuns', 'getRun', 'deleteRun', 'presets', 'configSchema', 'validateConfig', 'createRun', 'startRun', 'resumeRun', 'pauseRun', 'stopRun', 'metricKeys', 'metricSeries', 'evaluations', 'listEvents', 'getEvent', 'getEpisode', 'exportReport', 'listSuites', 'getSuite', 'createSuite', 'startSuite'];
     expect([...API_METHODS].sort()).toEqual([...covered].sort());
   });
 

@@ -1,7 +1,22 @@
-// Each hand-written backward pass against tfjs's own autodiff of the same function.
+// Each hand-written backward pass against tfjs's own autodiff of the same function, and each
+// backend's variant of an op (layers.ts TRAINING_KERNELS) on the backend the tests run on.
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { bmm, channelProduct, embed, gelu, linear, mlp, permute, rmsNorm, selfAttention } from '../../../src/core/models/layers';
+import {
+  channelProduct,
+  embed,
+  gelu,
+  linear,
+  linearFlags,
+  linearTransposed,
+  mlp,
+  permute,
+  rmsNorm,
+  selfAttention,
+  selfAttentionBatched,
+  selfAttentionChannels,
+  trainingKernels,
+} from '../../../src/core/models/layers';
 import { maxAbsDiff } from './helpers';
 
 /** Gradients of sum(f(xs) * W) for a fixed, non-uniform weight W (so every output matters differently). */
@@ -18,22 +33,27 @@ function grads(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor[]): Float32Ar
 }
 
 describe('custom-gradient layers', () => {
-  it('linear: value and gradients equal matMul autodiff', () => {
-    const x = tf.randomNormal([5, 4], 0, 1, 'float32', 1);
-    const w = tf.randomNormal([4, 3], 0, 1, 'float32', 2);
-    const a = grads((p, q) => linear(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
-    const b = grads((p, q) => tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
-    for (let i = 0; i < 2; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-5);
-    tf.dispose([x, w]);
-  });
+  for (const [name, lin] of [
+    ['linear', linear],
+    ['linearTransposed', linearTransposed],
+    ['linearFlags', linearFlags],
+  ] as const) {
+    it(`${name}: value and gradients equal matMul autodiff`, () => {
+      const x = tf.randomNormal([5, 4], 0, 1, 'float32', 1);
+      const w = tf.randomNormal([4, 3], 0, 1, 'float32', 2);
+      expect(maxAbsDiff(values(() => lin(x as tf.Tensor2D, w as tf.Tensor2D)), values(() => tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D)))).toBeLessThan(1e-5);
+      const a = grads((p, q) => lin(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
+      const b = grads((p, q) => tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
+      for (let i = 0; i < 2; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-5);
+      tf.dispose([x, w]);
+    });
+  }
 
-  it('bmm: gradients equal batched matMul autodiff', () => {
-    const x = tf.randomNormal([3, 5, 4], 0, 1, 'float32', 3);
-    const w = tf.randomNormal([3, 4, 2], 0, 1, 'float32', 4);
-    const a = grads((p, q) => bmm(p as tf.Tensor3D, q as tf.Tensor3D), [x, w]);
-    const b = grads((p, q) => tf.matMul(p as tf.Tensor3D, q as tf.Tensor3D), [x, w]);
-    for (let i = 0; i < 2; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-5);
-    tf.dispose([x, w]);
+  it('trainingKernels: wasm and cpu keep the custom ops, tensorflow takes the plain kernels; an unknown backend is named', () => {
+    expect(trainingKernels('wasm')).toEqual({ selfAttention: selfAttentionChannels, linear: linearTransposed });
+    expect(trainingKernels('cpu')).toEqual({ selfAttention: selfAttentionChannels, linear: linearTransposed });
+    expect(trainingKernels('tensorflow')).toEqual({ selfAttention: selfAttentionBatched, linear: linearFlags });
+    expect(() => trainingKernels('webgl')).toThrow(/"webgl".*wasm, cpu, tensorflow/);
   });
 
   it('embed: rows of the table, and the gradient adds dy into the looked-up rows', () => {
@@ -97,7 +117,8 @@ describe('block ops', () => {
     const h = tf.randomNormal([6, 4], 0, 1, 'float32', 9);
     const wfc = tf.randomNormal([4, 10], 0, 1, 'float32', 10);
     const wproj = tf.randomNormal([10, 4], 0, 1, 'float32', 11);
-    const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor) => tf.matMul(refGelu(tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D)) as tf.Tensor2D, r as tf.Tensor2D);
+    const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor) =>
+      tf.matMul(refGelu(tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D)) as tf.Tensor2D, r as tf.Tensor2D);
     expect(maxAbsDiff(values(() => mlp(h as tf.Tensor2D, wfc as tf.Tensor2D, wproj as tf.Tensor2D)), values(() => ref(h, wfc, wproj)))).toBeLessThan(1e-4);
     const a = grads((p, q, r) => mlp(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D), [h, wfc, wproj]);
     const b = grads(ref, [h, wfc, wproj]);
@@ -120,25 +141,33 @@ describe('block ops', () => {
     x.dispose();
   });
 
-  for (const [B, T, H] of [
-    [3, 5, 2],
-    [1, 4, 1],
-    [2, 1, 2],
-  ]) {
-    it(`selfAttention (B=${B}, T=${T}, H=${H}): value and gradients equal autodiff of batched-matMul attention`, () => {
-      const d = 4 * H;
-      const h = tf.randomNormal([B * T, d], 0, 1, 'float32', 15);
-      const ws = [16, 17, 18].map((s) => tf.randomNormal([d, d], 0, 0.5, 'float32', s));
-      const bias = causal(T);
-      const mine = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor, s: tf.Tensor) =>
-        selfAttention(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D, s as tf.Tensor2D, bias, B, T, H);
-      const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor, s: tf.Tensor) => refAttention(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D, s as tf.Tensor2D, B, T, H);
-      expect(maxAbsDiff(values(() => mine(h, ...(ws as [tf.Tensor, tf.Tensor, tf.Tensor]))), values(() => ref(h, ...(ws as [tf.Tensor, tf.Tensor, tf.Tensor]))))).toBeLessThan(1e-5);
-      const a = grads(mine as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
-      const b = grads(ref as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
-      for (let i = 0; i < 4; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-4);
-      tf.dispose([h, ...ws, bias]);
-    });
+  for (const [name, attention] of [
+    ['selfAttention', selfAttention],
+    ['selfAttentionChannels', selfAttentionChannels],
+    ['selfAttentionBatched', selfAttentionBatched],
+  ] as const) {
+    for (const [B, T, H] of [
+      [3, 5, 2],
+      [1, 4, 1],
+      [2, 1, 2],
+    ]) {
+      it(`${name} (B=${B}, T=${T}, H=${H}): value and gradients equal autodiff of batched-matMul attention`, () => {
+        const d = 4 * H;
+        const h = tf.randomNormal([B * T, d], 0, 1, 'float32', 15);
+        const ws = [16, 17, 18].map((s) => tf.randomNormal([d, d], 0, 0.5, 'float32', s));
+        const bias = causal(T);
+        const mine = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor, s: tf.Tensor) =>
+          attention(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D, s as tf.Tensor2D, bias, B, T, H);
+        const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor, s: tf.Tensor) =>
+          refAttention(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D, s as tf.Tensor2D, B, T, H);
+        const w3 = ws as [tf.Tensor, tf.Tensor, tf.Tensor];
+        expect(maxAbsDiff(values(() => mine(h, ...w3)), values(() => ref(h, ...w3)))).toBeLessThan(1e-5);
+        const a = grads(mine as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
+        const b = grads(ref as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
+        for (let i = 0; i < 4; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-4);
+        tf.dispose([h, ...ws, bias]);
+      });
+    }
   }
 
   it('the custom backward passes leave no tensors behind', () => {
@@ -149,7 +178,20 @@ describe('block ops', () => {
     const g = tf.ones([4]);
     const bias = causal(3);
     const f = () =>
-      tf.sum(mlp(rmsNorm(tf.add(h, linear(selfAttention(h as tf.Tensor2D, w[0] as tf.Tensor2D, w[1] as tf.Tensor2D, w[2] as tf.Tensor2D, bias, 2, 3, 2), w[3] as tf.Tensor2D)) as tf.Tensor2D, g as tf.Tensor1D, 1e-5), wfc as tf.Tensor2D, wproj as tf.Tensor2D)) as tf.Scalar;
+      tf.sum(
+        mlp(
+          rmsNorm(
+            tf.add(
+              h,
+              linear(selfAttention(h as tf.Tensor2D, w[0] as tf.Tensor2D, w[1] as tf.Tensor2D, w[2] as tf.Tensor2D, bias, 2, 3, 2), w[3] as tf.Tensor2D),
+            ) as tf.Tensor2D,
+            g as tf.Tensor1D,
+            1e-5,
+          ),
+          wfc as tf.Tensor2D,
+          wproj as tf.Tensor2D,
+        ),
+      ) as tf.Scalar;
     // f reads the very tensors it is differentiated against, so every custom backward runs.
     const run = () => tf.dispose(tf.grads(() => f())([h, ...w, wfc, wproj, g]));
     run();

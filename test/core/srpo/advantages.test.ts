@@ -1,7 +1,7 @@
 /**
  * Group-relative advantages, by hand: the (N-1) std, eps, singleton groups, equal rewards,
  * scaleByStd off, the std floor against float residue (SRPO.md point 5), and Dr. MAS's
- * per-role scope.
+ * per-agent pooling on single-step trajectories (multi-turn batches: groupings.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { groupAdvantages, prepareObjectiveBatch, objectiveConfig, type ObjectiveBatch } from '../../../src/core/srpo';
@@ -41,7 +41,7 @@ describe('group-relative advantages', () => {
     expect(Math.max(...floored.map(Math.abs))).toBeLessThan(1e-3);
   });
 
-  it('scopes by group and role for Dr. MAS, and by group alone otherwise', () => {
+  it('pools by prompt and role for Dr. MAS, and by prompt alone for GRPO', () => {
     const m = (event: string, role: string) => ({ event, role, logpCur: [0], logpOld: [0], mask: [1] });
     const batch: ObjectiveBatch = {
       events: [
@@ -58,6 +58,6 @@ describe('group-relative advantages', () => {
     const roleAdv = groupAdvantages([1, 0], opts);
     expect(group.members.map((x) => x.advantage)).toEqual(groupAdv);
     expect(role.members.map((x) => x.advantage)).toEqual([roleAdv[0], roleAdv[1], 0]);
-    expect(role.events.map((e) => e.advantage)).toEqual(groupAdv); // event field keeps the group scope
+    expect(role.events.map((e) => e.advantage)).toEqual([roleAdv[0], roleAdv[1], 0]); // K = 1: the member's own
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The tfjs fast path (float32, the code the trainer differentiates) against the float64
  * reference on seeded random batches: K 1..5, lengths 1..64, partial masks, ratios in every clip
- * regime, incomplete events, every variant and option.
+ * regime, incomplete events, every variant, grouping and option. The advantages of each grouping
+ * are computed by both with separate loops and agree to 1e-12.
  *
  * Tolerance (float32 against float64): |fast - ref| <= 1e-4 * max(1, |ref|) for the loss, the
  * set log-ratios, the ratios and the ratio/KL diagnostics; clip flags and counts exactly.
@@ -9,7 +10,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   ALGORITHMS,
+  GROUPINGS,
   REDUCTIONS,
+  objectiveConfig,
+  prepareObjectiveBatch,
   SET_NORMS,
   computeObjective,
   referenceObjective,
@@ -30,6 +34,12 @@ const configs: ObjectiveConfigInput[] = [
   { algorithm: 'grpo_token', dualClip: 3, scaleByStd: false },
   { algorithm: 'gspo', clipLow: 3e-4, clipHigh: 4e-4 },
   { algorithm: 'drmas', stdFloor: 0.1 },
+  // Every grouping with every loss family (ablations), std scaling on and off.
+  ...GROUPINGS.flatMap((grouping) => [
+    { algorithm: 'srpo' as const, grouping },
+    { algorithm: 'grpo_token' as const, grouping, scaleByStd: false },
+    { algorithm: 'grpo_seq' as const, grouping },
+  ]),
 ];
 
 describe('fast path equals the float64 reference', () => {
@@ -43,13 +53,16 @@ describe('fast path equals the float64 reference', () => {
         expect(fast.events.map((e) => e.id)).toEqual(ref.events.map((e) => e.id));
         fast.events.forEach((e, i) => {
           const r = ref.events[i];
-          expect(e.advantage).toBe(r.advantage); // same float64 code
+          close(e.advantage, r.advantage, `seed ${seed} event ${e.id} advantage`); // both float64, separate loops
           expect(e.clipped).toBe(r.clipped);
           if (r.logRatio !== undefined) {
             close(e.logRatio!, r.logRatio, `seed ${seed} event ${e.id} logRatio`);
             close(e.ratio!, r.ratio!, `seed ${seed} event ${e.id} ratio`);
           }
         });
+        const members = prepareObjectiveBatch(batch, objectiveConfig(config)).members.map((m) => m.advantage);
+        expect(members.length).toBe(ref.memberAdvantages.length);
+        members.forEach((a, j) => expect(Math.abs(a - ref.memberAdvantages[j]), `seed ${seed} member ${j}`).toBeLessThan(1e-12));
         for (const k of ['clip/frac_low', 'clip/frac_high', 'clip/frac', 'ratio/clamped', 'clip/frac_dual']) {
           if (k in ref.metrics) expect(fast.metrics[k], k).toBeCloseTo(ref.metrics[k], 6);
         }

@@ -108,7 +108,7 @@ describe('objective gradients', () => {
   it('SRPO with K = 1 has the gradient of sequence-level PPO-clip', () => {
     const batch = randomBatch(3, { events: 10, maxK: 1, maxLen: 16, scales: [0.01, 0.1, 0.5] });
     const srpo = tfGradient(batch, { algorithm: 'srpo' });
-    const ppo = tfGradient(batch, { algorithm: 'grpo_seq' });
+    const ppo = tfGradient(batch, { algorithm: 'grpo_seq', grouping: 'event' }); // same advantages as SRPO
     // And by hand: d(-psi/N)/d logp_t = -A rho m_t / N while unclipped, else 0.
     const n = srpo.prepared.events.length;
     const ref = referenceObjective(batch);

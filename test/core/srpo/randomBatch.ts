@@ -2,7 +2,8 @@
  * Seeded random objective batches for tests: K from 1 to `maxK`, member lengths 1..`maxLen`,
  * partial masks, set log-ratios spread over every clip regime (inside, clipped low/high, beyond
  * the ±20 clamp), several groups (some singletons, some with equal rewards) and, optionally,
- * incomplete events (one member missing or one extra).
+ * incomplete events (one member missing or one extra). Events carry a prompt (their task) and a
+ * trajectory (one of three per task, so trajectories hold several events of several kinds).
  */
 import type { ObjectiveBatch } from '../../../src/core/srpo';
 
@@ -41,7 +42,9 @@ export function randomBatch(seed: number, o: RandomBatchOptions = {}): Objective
     const id = `ev${e}`;
     const group = `task${Math.floor(r() * 4)}/${r() < 0.7 ? 'solve' : 'verify'}`;
     const reward = r() < 0.15 ? 0.5 : Math.round(r() * 4) / 4;
-    batch.events.push({ id, group, reward, expectedK: k });
+    // No extra draws: prompt and trajectory derive from what was drawn, so the batches stay as before.
+    const prompt = group.split('/')[0];
+    batch.events.push({ id, group, reward, expectedK: k, prompt, trajectory: `${prompt}/t${e % 3}` });
     let members = k;
     if (o.incomplete && r() < 0.2) members += r() < 0.5 ? -1 : 1;
     const scale = scales[Math.floor(r() * scales.length)];

@@ -78,6 +78,7 @@ describe('objective config', () => {
   it('fills the documented defaults', () => {
     expect(resolveObjectiveConfig({})).toEqual({
       algorithm: 'srpo',
+      grouping: null, // the algorithm's own
       setNorm: 'sqrt',
       reduction: 'event',
       lengthNorm: false,

@@ -29,7 +29,7 @@ describe('openLabDb', () => {
     const tables = db.raw
       .prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name")
       .all() as { name: string; strict: number }[];
-    expect(tables.map((t) => t.name)).toEqual(['checkpoints', 'episodes', 'evaluations', 'events', 'members', 'metrics', 'runs', 'steps']);
+    expect(tables.map((t) => t.name)).toEqual(['checkpoints', 'episodes', 'evaluations', 'events', 'members', 'metrics', 'run_leases', 'runs', 'steps', 'suite_runs', 'suites']);
     expect(tables.every((t) => t.strict === 1)).toBe(true);
     expect(integrity(db)).toBe('ok');
     db.close();
@@ -109,7 +109,16 @@ describe('openLabDb', () => {
 
     const empty = tempDbPath('empty.db');
     new Database(empty).close();
-    expect(errorOf(() => openLabDb(empty, { readonly: true })).code).toBe('needs_migration');
+    expect(errorOf(() => openLabDb(empty, { readonly: true })).code).toBe('empty_file');
+    const older = tempDbPath('v1.db');
+    const raw = new Database(older);
+    raw.transaction(() => {
+      MIGRATIONS[0].up(raw);
+      raw.pragma(`application_id = ${APPLICATION_ID}`);
+      raw.pragma('user_version = 1');
+    })();
+    raw.close();
+    expect(errorOf(() => openLabDb(older, { readonly: true })).code).toBe('needs_migration');
     expect(errorOf(() => openLabDb(tempDbPath('missing.db'), { readonly: true })).code).toBe('open_failed');
   });
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LabStore, type MetricPoint } from '../../../src/core/store';
-import { MetricSeriesCache } from '../../../src/core/store/series';
+import { downsampleInSql, downsamplePoints, MetricSeriesCache, type Scheduler } from '../../../src/core/store/series';
 import { newRun } from './fixtures/makeStep';
 
 function storeWithSeries(values: number[], steps = values.map((_, i) => i)): { s: LabStore; run: number } {
@@ -36,6 +36,9 @@ const noisy = (n: number, seed = 1): number[] => {
   let s = seed;
   return Array.from({ length: n }, (_, i) => Math.sin(i / 50) + ((s = (s * 16807) % 2147483647) / 2147483647 - 0.5) * 0.1);
 };
+
+/** Runs background loads at once: the cache then answers from memory from the first read. */
+const now: Scheduler = (work) => work();
 
 describe('metricSeries', () => {
   it('returns every point, in step order, when there are no more than maxPoints', () => {
@@ -94,6 +97,40 @@ describe('metricSeries', () => {
   });
 });
 
+describe('downsampling in SQL (contiguous steps)', () => {
+  it('matches the per-bucket reference and the in-memory path: NaNs, infinities, ties, plateaus', () => {
+    const values = noisy(5003, 7);
+    values[10] = NaN;
+    values[11] = NaN;
+    values[2000] = Infinity;
+    values[2001] = -Infinity;
+    for (let i = 3000; i < 3400; i++) values[i] = 0.25; // a plateau: ties inside whole buckets
+    for (let i = 4000; i < 4010; i++) values[i] = NaN; // a bucket that may be all NaN
+    const { s, run } = storeWithSeries(values);
+    const all = s.metricSeries(run, 'loss');
+    const cols = { steps: all.map((p) => p.step), values: all.map((p) => p.value), wallTimes: all.map((p) => p.wallTime) };
+    for (const maxPoints of [2, 3, 10, 99, 400, 1000, 2001]) {
+      const sql = downsampleInSql(s.db, run, 'loss', 0, all.length, maxPoints);
+      expect(sql).toEqual(referenceDownsample(all, maxPoints));
+      expect(sql).toEqual(downsamplePoints(cols.steps, cols.values, cols.wallTimes, 0, all.length, maxPoints));
+      expect(s.metricSeries(run, 'loss', { maxPoints })).toEqual(sql);
+    }
+    // A step range inside the series: buckets over that range only.
+    const inRange = all.filter((p) => p.step >= 1000 && p.step <= 2999);
+    expect(s.metricSeries(run, 'loss', { fromStep: 1000, toStep: 2999, maxPoints: 64 })).toEqual(referenceDownsample(inRange, 64));
+    s.close();
+  });
+
+  it('keeps an all-NaN bucket as one NaN point', () => {
+    const values = Array.from({ length: 40 }, (_, i) => (i >= 10 && i < 20 ? NaN : i));
+    const { s, run } = storeWithSeries(values);
+    const got = s.metricSeries(run, 'loss', { maxPoints: 8 }); // 4 buckets of 10
+    expect(got.map((p) => p.step)).toEqual([0, 9, 10, 20, 29, 30, 39]);
+    expect(Number.isNaN(got[2].value)).toBe(true);
+    s.close();
+  });
+});
+
 describe('metricKeys', () => {
   it('lists the distinct keys of a run, sorted, and nothing of other runs', () => {
     const { s, run } = storeWithSeries([1, 2, 3]);
@@ -114,23 +151,61 @@ describe('MetricSeriesCache', () => {
     values[501] = Infinity;
     const steps = values.map((_, i) => i * 3 + (i % 2));
     const { s, run } = storeWithSeries(values.slice(0, 900), steps.slice(0, 900));
-    const cache = new MetricSeriesCache(s.db);
+    const cache = new MetricSeriesCache(s.db, undefined, now);
     const same = () => {
-      for (const o of [{}, { maxPoints: 2 }, { maxPoints: 3 }, { maxPoints: 99 }, { maxPoints: 400 }, { fromStep: 100, toStep: 1999, maxPoints: 50 }, { fromStep: 30, toStep: 40 }, { fromStep: 99999 }]) {
+      for (const o of [
+        {},
+        { maxPoints: 2 },
+        { maxPoints: 3 },
+        { maxPoints: 99 },
+        { maxPoints: 400 },
+        { fromStep: 100, toStep: 1999, maxPoints: 50 },
+        { fromStep: 30, toStep: 40 },
+        { fromStep: 99999 },
+      ]) {
         expect(cache.series(run, 'loss', o)).toEqual(s.metricSeries(run, 'loss', o));
       }
     };
     same();
-    values.slice(900).forEach((v, j) => s.writeStep(run, { step: steps[900 + j], wallTime: 1000 + steps[900 + j], metrics: { loss: v }, episodes: [], tokens: false }));
+    values.slice(900).forEach((v, j) =>
+      s.writeStep(run, { step: steps[900 + j], wallTime: 1000 + steps[900 + j], metrics: { loss: v }, episodes: [], tokens: false }),
+    );
     same();
     expect(cache.series(run, 'loss')).toHaveLength(997);
     expect(cache.series(run, 'nope')).toEqual([]);
     expect(() => cache.series(run, 'loss', { maxPoints: 1 })).toThrow(/maxPoints must be an integer >= 2/);
   });
 
+  it('answers a first read from the store and loads the series in background slices', () => {
+    const { s, run } = storeWithSeries(noisy(50_500));
+    const queued: (() => void)[] = [];
+    const cache = new MetricSeriesCache(s.db, undefined, (work) => queued.push(work));
+    const want = s.metricSeries(run, 'loss', { maxPoints: 300 });
+    expect(cache.series(run, 'loss', { maxPoints: 300 })).toEqual(want); // from the store: nothing loaded yet
+    expect(queued).toHaveLength(1);
+    let slices = 0;
+    while (queued.length) {
+      queued.shift()!();
+      slices++;
+    }
+    expect(slices).toBe(3); // 20,000 + 20,000 + 10,500 rows
+    // Loaded: a new point is picked up by the tail check, and the answer still equals the store's.
+    s.writeStep(run, { step: 50_500, wallTime: 1, metrics: { loss: 99 }, episodes: [], tokens: false });
+    expect(cache.series(run, 'loss', { maxPoints: 300 })).toEqual(s.metricSeries(run, 'loss', { maxPoints: 300 }));
+    expect(cache.series(run, 'loss', { maxPoints: 300 }).some((p) => p.value === 99)).toBe(true);
+    expect(queued).toHaveLength(0);
+    // A clear while loading stops the load.
+    cache.clear(run);
+    cache.series(run, 'loss');
+    cache.clear(run);
+    queued.shift()!();
+    expect(queued).toHaveLength(0);
+    s.close();
+  });
+
   it('reads again after a truncation and rewrite, a deletion, or eviction', () => {
     const { s, run } = storeWithSeries(noisy(300));
-    const cache = new MetricSeriesCache(s.db, 400);
+    const cache = new MetricSeriesCache(s.db, 400, now);
     expect(cache.series(run, 'loss')).toHaveLength(300);
     s.truncateAfter(run, 149);
     expect(cache.series(run, 'loss')).toEqual(s.metricSeries(run, 'loss'));

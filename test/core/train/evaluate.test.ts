@@ -33,7 +33,8 @@ describe('evaluate', () => {
       expect(r.records[0].n).toBe(2);
     }
     // Everything but the latencies (wall time) is a function of the seeds.
-    const outcome = (r: (typeof results)[number]) => r.records.map(({ avgAtN, passAtN, tokensPerQuery, callsPerQuery }) => ({ avgAtN, passAtN, tokensPerQuery, callsPerQuery }));
+    const outcome = (r: (typeof results)[number]) =>
+      r.records.map(({ avgAtN, passAtN, tokensPerQuery, callsPerQuery }) => ({ avgAtN, passAtN, tokensPerQuery, callsPerQuery }));
     // 10 episodes fit one batch either way: the same evaluation.
     expect(outcome(results[1])).toEqual(outcome(results[0]));
     // Batches of 3 episodes hold one query (its 2 samples) each; still deterministic.

@@ -3,7 +3,9 @@
  * policies, rewards that differ within groups): event-atomic mini-batches grouped by policy,
  * ratios exactly 1 before the first update (the old log-probs come from the same scorer), every
  * parameter of a trained policy moves and versions count optimizer steps, a non-finite loss
- * skips the update and changes nothing, and no tensor leaks.
+ * skips the update and changes nothing, the k3 KL penalty to the reference adds exactly its
+ * hand-computed value (one pass or micro-batched), a KL penalty without reference log-probs is an
+ * error, and no tensor leaks.
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
@@ -44,8 +46,8 @@ function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
   return { policies, samples, batch };
 }
 
-function context(policies: PolicySet, update: { epochs: number; miniBatches: number }) {
-  const config = resolveRunConfig({ update, optimizer: { lr: 1e-2 } });
+function context(policies: PolicySet, update: { epochs: number; miniBatches: number; microBatchRows?: number }, kl = { coef: 0 }) {
+  const config = resolveRunConfig({ update, optimizer: { lr: 1e-2 }, kl });
   const optimizers = new Map(policies.policies().map((p) => [p.id, new AdamW(p.model.params, config.optimizer)]));
   return { config, optimizers, ctx: { policies, optimizers, config, padId: 0, seed: 3 } };
 }
@@ -153,6 +155,55 @@ describe('event-atomic policy update', () => {
     expect(policies.get('shared').version).toBe(0);
     const after = readParameters(model);
     expect(after.get('wte')).toEqual(poisoned.get('wte'));
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
+  // Reference log-probs = old + d per token, d cycling through these (nats). Before any step
+  // log pi_cur = log pi_old, so each token's k3 term is exp(d) - d - 1.
+  const DELTAS = [0.5, -0.25, 0.1];
+  const withReference = (samples: MemberSample[], batch: ObjectiveBatch) =>
+    samples.map((s, i) => ({ ...s, refLogp: batch.members[i].logpOld.map((v, t) => v + DELTAS[(i + t) % 3]) }));
+  const handKl = (batch: ObjectiveBatch) => {
+    let sum = 0;
+    let tokens = 0;
+    batch.members.forEach((m, i) => m.logpOld.forEach((_, t) => {
+      const d = DELTAS[(i + t) % 3];
+      sum += Math.exp(d) - d - 1;
+      tokens++;
+    }));
+    return sum / tokens;
+  };
+
+  it('adds the k3 KL to the reference by the hand-computed amount, in one pass or micro-batched', async () => {
+    const coef = 0.5;
+    for (const microBatchRows of [0, 2]) {
+      const { policies, samples, batch } = synthetic(7);
+      const objective = objectiveConfig({});
+      const prepared = prepareObjectiveBatch(batch, objective);
+      expect(prepared.events.reduce((a, e) => a + e.members.length, 0)).toBe(batch.members.length); // every member counts
+      const expectedKl = handKl(batch);
+      expect(expectedKl).toBeGreaterThan(0.02);
+      const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 1, microBatchRows }, { coef });
+      const r = runUpdate(prepared, withReference(samples, batch), objective, ctx);
+      expect(r.applied).toBe(1);
+      expect(r.metrics['kl/ref']).toBeCloseTo(expectedKl, 5);
+      expect(r.metrics['loss/total'] - r.metrics['loss/policy']).toBeCloseTo(coef * expectedKl, 5);
+      expect(r.metrics['loss/policy']).toBeCloseTo((await computeObjective(batch, objective)).loss, 5);
+      for (const o of optimizers.values()) o.dispose();
+      policies.dispose();
+    }
+  });
+
+  it('refuses a KL penalty without reference log-probs (never the old log-probs in their place)', () => {
+    const { policies, samples, batch } = synthetic(8);
+    const objective = objectiveConfig({});
+    const prepared = prepareObjectiveBatch(batch, objective);
+    const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 1 }, { coef: 0.5 });
+    const before = tf.memory().numTensors;
+    expect(() => runUpdate(prepared, samples, objective, ctx)).toThrow(/kl\.coef is 0\.5 but member sample \d+ \(policy \S+\) has no reference log-probs \(MemberSample\.refLogp\)/);
+    expect(tf.memory().numTensors).toBe(before);
+    for (const p of policies.policies()) expect(p.version).toBe(0);
     for (const o of optimizers.values()) o.dispose();
     policies.dispose();
   });

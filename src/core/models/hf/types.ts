@@ -65,6 +65,8 @@ export interface HfModelConfig {
 export interface HfGenerationConfig {
   /** Every id that ends a turn (`eos_token_id`, number or list), merged with config.json's. */
   stopIds: number[];
+  /** `do_sample`: false means transformers decodes greedily and ignores temperature/top-p/top-k. */
+  doSample?: boolean;
   temperature?: number;
   topP?: number;
   topK?: number;
@@ -87,6 +89,8 @@ export interface TensorSource {
   origin: string;
   names(): string[];
   get(name: string): TensorEntry | undefined;
+  /** Releases open file descriptors (files on disk); reads after it throw. In-memory sources may omit it. */
+  close?(): void;
 }
 
 /** A peft LoRA adapter (adapter_config.json + adapter_model.safetensors), normalised. */

@@ -16,7 +16,7 @@ import type { ObjectiveVariant } from './types';
 
 export const srpo: ObjectiveVariant = {
   description: 'Setwise ratio per active set, scaled by c(K), one advantage and one clip per event',
-  advantageScope: 'event',
+  defaultGrouping: 'event',
   compute(x, config) {
     const l = memberLogRatios(x, config.lengthNorm); // [M]
     const perEventSum = tf.reshape(tf.matMul(x.membership, tf.reshape(l, [-1, 1])), [-1]); // [E]

@@ -2,8 +2,8 @@
  * Token-level PPO-clip as in verl's default (DAPO-style "token-mean" loss aggregation): a ratio
  * exp(d_t) per generated token, the member's advantage broadcast to its tokens, one clip per
  * token, the mean over every masked token of the mini-batch. Two registry entries share it:
- * `grpo_token` (event-scope advantages) and `drmas` (Dr. MAS: advantages normalised within the
- * group *and* the agent role; the scope is chosen by the registry entry, not here).
+ * `grpo_token` (trajectory grouping by default) and `drmas` (Dr. MAS: agent grouping, advantages
+ * normalised per prompt and agent role; the grouping is chosen outside, groupings/).
  */
 import * as tf from '@tensorflow/tfjs';
 import { clippedSurrogate } from '../surrogate';

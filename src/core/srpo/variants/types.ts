@@ -1,11 +1,10 @@
 /**
  * What a variant of the objective is: a pure function from the batch tensors to
- * `{ loss, metrics }`, plus the two facts the caller needs before calling it (which advantage
- * scope it uses, and whether its ratio is per event so the report can show it per event).
+ * `{ loss, metrics }`, plus the two facts the caller needs before calling it (its default
+ * advantage grouping, and whether its ratio is per event so the report can show it per event).
  */
 import type * as tf from '@tensorflow/tfjs';
-import type { AdvantageScope } from '../advantages';
-import type { ObjectiveConfig } from '../config';
+import type { Grouping, ObjectiveConfig } from '../config';
 import type { ObjectiveInputs } from '../tensors';
 
 export interface VariantOutput {
@@ -20,8 +19,8 @@ export interface VariantOutput {
 export interface ObjectiveVariant {
   /** One line for the UI and docs. */
   description: string;
-  /** Advantage scope: per event (group) or per (group, role) as in Dr. MAS. */
-  advantageScope: AdvantageScope;
+  /** Advantage grouping used when `objective.grouping` is null (groupings/index.ts). */
+  defaultGrouping: Grouping;
   /** The math. Must be called inside tf.tidy (or tf.variableGrads) by the caller. */
   compute: (x: ObjectiveInputs, config: ObjectiveConfig) => VariantOutput;
 }

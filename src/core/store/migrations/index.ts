@@ -7,6 +7,9 @@
 import type { Database } from 'better-sqlite3';
 import * as m001 from './001_initial';
 import * as m002 from './002_member_logp_cur';
+import * as m003 from './003_run_ids_never_reused';
+import * as m004 from './004_run_leases';
+import * as m005 from './005_suites';
 
 export interface Migration {
   version: number;
@@ -17,6 +20,9 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: '001_initial', up: m001.up },
   { version: 2, name: '002_member_logp_cur', up: m002.up },
+  { version: 3, name: '003_run_ids_never_reused', up: m003.up },
+  { version: 4, name: '004_run_leases', up: m004.up },
+  { version: 5, name: '005_suites', up: m005.up },
 ];
 
 /** The schema version this code writes: the number of the last migration. */

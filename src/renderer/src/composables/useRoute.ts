@@ -25,6 +25,7 @@ export function useRoute(): Route {
 }
 
 export function navigate(path: string, query: Record<string, string | number | undefined> = {}): void {
-  const qs = new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]) => [k, String(v)])).toString();
+  const defined = Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined);
+  const qs = new URLSearchParams(defined.map(([k, v]) => [k, String(v)])).toString();
   window.location.hash = qs ? `${path}?${qs}` : path;
 }

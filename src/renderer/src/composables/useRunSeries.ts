@@ -8,11 +8,11 @@
  *
  * Series objects are replaced (not mutated) on each update so charts redraw; a key without a new
  * point keeps its array, and a grown array keeps the old points (the same objects) in front:
- * RunDashboard and RunDashboardChart rely on both to skip unchanged panels and to append live
+ * RunDashboard and the panels (charts/chartPanel) rely on both to skip unchanged panels and to append live
  * points instead of redrawing. The map lives in a shallowRef (never deep-reactive: thousands of
  * point objects would each get a proxy).
  *
- * useRunsSeries is the same for several runs at once (CompareView).
+ * useRunsSeries is the same for several runs at once (CompareView), over keys that can grow.
  */
 import { shallowRef, watch, type Ref } from 'vue';
 import type { LabPush, SeriesMap } from '../../../shared/api';
@@ -44,7 +44,9 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
     target = maxPoints();
     try {
       const calls = [];
-      for (let i = 0; i < want.length; i += KEYS_PER_CALL) calls.push(labClient().metricSeries({ runId: id, keys: want.slice(i, i + KEYS_PER_CALL), maxPoints: target }));
+      for (let i = 0; i < want.length; i += KEYS_PER_CALL) {
+        calls.push(labClient().metricSeries({ runId: id, keys: want.slice(i, i + KEYS_PER_CALL), maxPoints: target }));
+      }
       const got = Object.assign({}, ...(await Promise.all(calls))) as SeriesMap;
       if (gen !== generation) return;
       // Live points that arrived while the fetch was in flight are already in the store's answer,
@@ -114,7 +116,7 @@ export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints:
  * Several runs' series (Compare): `series.value[runId][key]`, each run fetched once and grown
  * live from its own pushes (runs that are training update their curves as they go).
  */
-export function useRunsSeries(runIds: Ref<number[]>, keys: string[], maxPoints: () => number = () => MAX_POINTS) {
+export function useRunsSeries(runIds: Ref<number[]>, keys: Ref<string[]>, maxPoints: () => number = () => MAX_POINTS) {
   const series = shallowRef<Record<number, SeriesMap>>({});
   const error = shallowRef<string | null>(null);
   const byRun = new Map<number, ReturnType<typeof runSeries>>();
@@ -124,7 +126,7 @@ export function useRunsSeries(runIds: Ref<number[]>, keys: string[], maxPoints: 
     for (const id of [...byRun.keys()]) if (!ids.has(id)) byRun.delete(id);
     for (const id of ids) {
       if (byRun.has(id)) continue;
-      const one = runSeries(() => id, () => keys, maxPoints, () => byRun.get(id) === one && publish());
+      const one = runSeries(() => id, () => keys.value, maxPoints, () => byRun.get(id) === one && publish());
       byRun.set(id, one);
       void one.load();
     }
@@ -137,6 +139,10 @@ export function useRunsSeries(runIds: Ref<number[]>, keys: string[], maxPoints: 
   }
 
   watch(runIds, sync, { immediate: true });
+  // A panel added: each run fetches the keys it does not have yet.
+  watch(keys, () => {
+    for (const one of byRun.values()) void one.load();
+  });
 
   usePushes((p) => {
     if (p.type === 'points') byRun.get(p.runId)?.onPoints(p);

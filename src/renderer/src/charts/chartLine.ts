@@ -1,17 +1,50 @@
 /**
- * One curve panel line as drawn (components/RunDashboardChart.vue): its points (the overview,
+ * One curve panel line as a view gives it (ChartLine: name, points, source; sameLines memoises
+ * them) and as drawn (charts/chartPanel.ts): its points (the overview,
  * with a zoom's full-detail window spliced in), packed for ECharts as raw and EMA rows, the EMA's
  * state after the last point and the y extent of both. A live point is appended in O(1) (EMA
- * continued), a zoom detail rebuilds the line. No chart, no Vue here.
+ * continued), a zoom detail rebuilds the line. On a log y scale values <= 0 are gaps. No chart,
+ * no Vue here.
  */
 import { emaStep, emaWeight } from '../../../shared/analysis';
 import type { SeriesPoint } from '../../../shared/api';
 import { PackedLine, spliceDetail, type SeriesDetail } from '../../../shared/seriesWindow';
 
-/** How a panel draws its lines: EMA weight (0: unsmoothed, no EMA rows) and what x is. */
+/** How a panel draws its lines: EMA weight (0: unsmoothed, no EMA rows), what x is, the y scale. */
 export interface LineStyle {
   smoothing: number;
   xAxis: 'step' | 'time';
+  /** On a log axis a value <= 0 has no place: it is drawn as a gap (and the EMA skips it). */
+  yScale?: 'linear' | 'log';
+}
+
+/** Which stored series a chart line shows (a zoom fetches its step range again at full detail). */
+export interface SeriesSource {
+  runId: number;
+  key: string;
+}
+
+export interface ChartLine {
+  name: string;
+  points: SeriesPoint[];
+  /** Where the line's points come from, so a zoom can fetch that step range at full detail. */
+  source?: SeriesSource;
+}
+
+/**
+ * `prev` when `next` has the same lines (names, sources and the same points arrays), else `next`:
+ * how a view memoises a panel's lines (computed's previous value), so that a panel whose series
+ * did not change gets the same array and its chart does no work.
+ */
+export function sameLines(prev: ChartLine[] | undefined, next: ChartLine[]): ChartLine[] {
+  const same =
+    !!prev &&
+    prev.length === next.length &&
+    prev.every((l, i) => {
+      const n = next[i];
+      return l.name === n.name && l.points === n.points && l.source?.runId === n.source?.runId && l.source?.key === n.source?.key;
+    });
+  return same ? prev : next;
 }
 
 export interface DrawnLine {
@@ -59,13 +92,15 @@ export function extendLine(d: DrawnLine, from: number, style: LineStyle): void {
   const w = emaWeight(style.smoothing);
   const smooth = style.smoothing > 0;
   const byStep = style.xAxis === 'step';
+  const log = style.yScale === 'log';
   for (let j = from; j < d.points.length; j++) {
     const p = d.points[j];
     const x = byStep ? p.step : (p.wallTime - d.t0) / 1000;
-    d.raw.push(x, p.value, p.step);
-    track(d, p.value);
+    const v = log && !(p.value !== null && p.value > 0) ? null : p.value;
+    d.raw.push(x, v, p.step);
+    track(d, v);
     if (!smooth) continue;
-    const y = emaStep(d, p.value, w);
+    const y = emaStep(d, v, w);
     d.ema.push(x, y, p.step);
     track(d, y);
   }

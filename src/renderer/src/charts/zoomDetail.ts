@@ -1,17 +1,12 @@
 /**
  * The full-detail points of zoomed chart windows: one metricSeries call per run for the lines of
  * that run (each line its own step range), min/max-downsampled by the store to the chart's width.
- * Used by RunDashboardChart when the user zooms (debounced there). Not a cache: a zoom is a
+ * Used by composables/useChartZoom when the user zooms (debounced there). Not a cache: a zoom is a
  * user's gesture, and the store's series cache (MetricSeriesCache) makes the read cheap.
  */
 import type { SeriesPoint } from '../../../shared/api';
 import { labClient } from '../api/client';
-
-/** Which stored series a chart line shows. */
-export interface SeriesSource {
-  runId: number;
-  key: string;
-}
+import type { SeriesSource } from './chartLine';
 
 export interface DetailRequest {
   source: SeriesSource;
@@ -37,7 +32,8 @@ export async function fetchDetail(requests: readonly DetailRequest[], maxPoints:
       const got: Record<string, SeriesPoint[]> = {};
       // The API takes at most 64 keys a call.
       for (let i = 0; i < g.keys.length; i += 64) {
-        Object.assign(got, await labClient().metricSeries({ runId: g.runId, keys: g.keys.slice(i, i + 64), fromStep: g.fromStep, toStep: g.toStep, maxPoints }));
+        const keys = g.keys.slice(i, i + 64);
+        Object.assign(got, await labClient().metricSeries({ runId: g.runId, keys, fromStep: g.fromStep, toStep: g.toStep, maxPoints }));
       }
       answers.set(id, got);
     }),

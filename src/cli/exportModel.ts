@@ -1,0 +1,94 @@
+/**
+ * `export-model RUN [--step N] [--role R] --out DIR [--merge]`: takes a trained Hugging Face
+ * policy out of a run checkpoint into a folder the usual tools open. A LoRA policy is written as
+ * a peft adapter (adapter_config.json + adapter_model.safetensors; PeftModel.from_pretrained on
+ * the base), or with --merge as a complete transformers folder with the adapter folded into the
+ * weights, in bf16, the base's config and tokenizer files copied. A full fine-tune is always a
+ * complete folder (bf16). Writing is models/hf/saveAdapter.ts / saveModel.ts (atomic: a temporary
+ * folder renamed into place; an occupied --out is refused).
+ *
+ * Not here: the lab's own models (`export`), the checkpoint format (policies/hf.ts).
+ * Tests: test/engine/hfRun.test.ts (a per-role run's searcher, as an adapter and merged).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { labRoot, resolveRunConfig } from '../core/config';
+import { readHfConfig } from '../core/models/hf/config';
+import { readLoraAdapter } from '../core/models/hf/loraFiles';
+import { openTensorSource } from '../core/models/hf/safetensorsFile';
+import { saveLoraAdapter } from '../core/models/hf/saveAdapter';
+import { saveMergedModel } from '../core/models/hf/saveModel';
+import { POLICY_FILE } from '../core/policies/hf';
+import { POLICIES_FILE } from '../core/train/checkpoints';
+import type { ParsedArgs } from './args';
+import { getRunOrThrow, labCommand, openLabForReading, runArg } from './lab';
+
+export const EXPORT_MODEL_OPTIONS = ['db', 'step', 'role', 'out'];
+export const EXPORT_MODEL_FLAGS = ['merge'];
+
+interface Located {
+  dir: string;
+  step: number;
+  policyId: string;
+  kind: 'lora' | 'full';
+  base: string;
+}
+
+/** The checkpoint folder of one policy of a run, and the run's base model folder. */
+function locate(args: ParsedArgs): Located {
+  const runId = runArg(args, 'export-model');
+  const { store, dbPath } = openLabForReading(args);
+  try {
+    const run = getRunOrThrow(store, runId, dbPath);
+    const all = store.checkpoints(runId);
+    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
+    const wanted = args.options.step;
+    const ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
+    if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
+    const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
+    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir}`);
+    const listing = join(dir, POLICIES_FILE);
+    const meta = existsSync(listing) ? (JSON.parse(readFileSync(listing, 'utf8')) as { modelKind?: string; policies?: string[] }) : { modelKind: 'lab' };
+    if (meta.modelKind !== 'hf') throw new Error(`run ${runId} trained the lab's own model, not a Hugging Face model: use \`${labCommand()} export\` for it`);
+    const ids = meta.policies ?? [];
+    const role = args.options.role;
+    const policyId = ids.length === 1 ? ids[0] : role;
+    if (!policyId || !ids.includes(policyId)) throw new Error(`run ${runId} has one policy per role: name one with --role (${ids.join(', ')})${role ? `; "${role}" is not one` : ''}`);
+    const policyFile = join(dir, policyId, POLICY_FILE);
+    const kind = (JSON.parse(readFileSync(policyFile, 'utf8')) as { kind?: string }).kind === 'full' ? 'full' : 'lora';
+    const config = resolveRunConfig(run.config);
+    if (!config.policies.init) throw new Error(`run ${runId} has no policies.init (its base model folder)`);
+    const base = resolve(labRoot(), config.policies.init);
+    if (kind === 'lora' && !existsSync(base)) throw new Error(`the base model of run ${runId} is gone: ${base} (the adapter needs it; put the folder back)`);
+    return { dir: join(dir, policyId), step: ckpt.step, policyId, kind, base };
+  } finally {
+    store.close();
+  }
+}
+
+export async function exportModelCommand(args: ParsedArgs, out: (line: string) => void): Promise<void> {
+  const dest = args.options.out;
+  if (!dest) throw new Error('export-model needs --out DIR (a new or empty folder)');
+  const merge = args.flags.has('merge');
+  const at = locate(args);
+  const target = resolve(dest);
+  const what = `policy "${at.policyId}" of the checkpoint of step ${at.step}`;
+  if (at.kind === 'lora' && !merge) {
+    const config = readHfConfig(at.base);
+    const adapter = readLoraAdapter(at.dir, config);
+    saveLoraAdapter(target, { config: adapter.config, pairs: adapter.pairs, baseModel: at.base });
+    out(`wrote the LoRA adapter of ${what} to ${target} (peft: PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained("${at.base}"), "${target}"))`);
+    return;
+  }
+  // A merged LoRA policy reads the base and folds the adapter in; a full fine-tune is already a model folder.
+  const sourceDir = at.kind === 'lora' ? at.base : at.dir;
+  const config = readHfConfig(sourceDir);
+  const lora = at.kind === 'lora' ? readLoraAdapter(at.dir, config).pairs : undefined;
+  const source = openTensorSource(sourceDir);
+  try {
+    const saved = saveMergedModel(target, { sourceDir, config, source, lora, dtype: 'BF16' });
+    out(`wrote ${what} as a model folder in bf16 to ${saved.dir}: ${saved.files.join(', ')} (transformers: AutoModelForCausalLM.from_pretrained("${saved.dir}"))`);
+  } finally {
+    source.close?.();
+  }
+}

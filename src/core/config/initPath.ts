@@ -1,0 +1,106 @@
+/**
+ * The path fields of a run config (today only `policies.init`), checked where a config is
+ * resolved for a new run (`srpo-lab train`, the API's validateConfig / createRun) so that a bad
+ * path is refused before any run exists, instead of failing inside the engine. A registry: each
+ * path field names how to read it and its check; a check returns null (fine) or a message.
+ *
+ * `policies.init` must be a folder the engine can start from (src/core/train/checkpoints.ts):
+ * - a model folder: `config.json` plus `model.safetensors` (the lab's own checkpoints, and a
+ *   Hugging Face model folder) or `model.safetensors.index.json` (a sharded HF model); or
+ * - a run checkpoint: one sub-folder per policy, each a model folder.
+ * Messages name the field, the path given and what was expected, never what the folder holds:
+ * through the API any path can be named, and an error must not become a way to list a folder.
+ *
+ * Not here: reading checkpoints (models/checkpoint.ts), resolving defaults (runConfig.ts).
+ * Tests: test/core/config/initPath.test.ts.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { missingDataSlots, missingDataSlotsMessage } from '../data/datasetTasks';
+import { CHECKPOINT_FILES } from '../models/checkpoint';
+import type { RunConfig } from './runConfig';
+
+/** The weights file of a model folder: one file, or the index of a sharded Hugging Face model. */
+export const MODEL_WEIGHT_FILES: readonly string[] = [CHECKPOINT_FILES.weights, 'model.safetensors.index.json'];
+
+const isFile = (p: string): boolean => {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+const isDir = (p: string): boolean => {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/** Whether `dir` holds one model: config.json and its weights. */
+export function isModelFolder(dir: string): boolean {
+  return isFile(path.join(dir, CHECKPOINT_FILES.config)) && MODEL_WEIGHT_FILES.some((f) => isFile(path.join(dir, f)));
+}
+
+let root: string | null = null;
+
+/**
+ * The lab's root (the folder with its package.json, where the presets' resources/warmstart
+ * lives): what the engine resolves relative `policies.init` paths against. Found by walking up
+ * from this file, so it holds from src/ and from the bundles in out/ alike.
+ */
+export function labRoot(): string {
+  if (root) return root;
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  root = fs.existsSync(path.join(dir, 'package.json')) ? dir : process.cwd();
+  return root;
+}
+
+/** Null when `init` names a folder the engine can start from; else why not (no folder contents). */
+export function checkInitPath(init: string, baseDir = labRoot()): string | null {
+  const dir = path.resolve(baseDir, init);
+  const shown = path.isAbsolute(init) ? `"${init}"` : `"${init}" (resolved against the lab folder: ${dir})`;
+  if (!fs.existsSync(dir)) return `${shown} does not exist`;
+  if (!isDir(dir)) return `${shown} is not a folder`;
+  if (isModelFolder(dir)) return null;
+  const expected = `expected ${CHECKPOINT_FILES.config} with ${MODEL_WEIGHT_FILES.join(' or ')}, or one sub-folder per policy holding them`;
+  let subdirs: string[];
+  try {
+    subdirs = fs.readdirSync(dir).filter((n) => isDir(path.join(dir, n)));
+  } catch {
+    return `${shown} cannot be read`;
+  }
+  // The engine loads every sub-folder as a policy checkpoint: all of them must be model folders.
+  if (subdirs.length === 0 || !subdirs.every((n) => isModelFolder(path.join(dir, n)))) return `${shown} is not a checkpoint folder (${expected})`;
+  return null;
+}
+
+interface PathField {
+  read(config: RunConfig): string | null;
+  check(value: string, baseDir: string): string | null;
+}
+
+/** Every path field of the run config and its check (a new path field is one line here). */
+export const RUN_CONFIG_PATH_FIELDS = {
+  'policies.init': { read: (c) => c.policies.init, check: checkInitPath },
+  // Dataset slots ("$aime24") of the *-paper-data presets that --set tasks.paths.NAME did not fill.
+  'tasks.paths': { read: (c) => missingDataSlots(c).join(',') || null, check: (v) => missingDataSlotsMessage(v.split(',')) },
+} satisfies Record<string, PathField>;
+
+/** The path fields of `config` that fail their check, as `{ path, message }`. */
+export function runConfigPathErrors(config: RunConfig, baseDir = labRoot()): { path: string; message: string }[] {
+  return Object.entries(RUN_CONFIG_PATH_FIELDS).flatMap(([field, f]: [string, PathField]) => {
+    const value = f.read(config);
+    const message = value === null ? null : f.check(value, baseDir);
+    return message === null ? [] : [{ path: field, message }];
+  });
+}
+
+/** Throws `run config: field "policies.init": ...` for the first path field that fails. */
+export function assertRunConfigPaths(config: RunConfig, baseDir = labRoot()): void {
+  const [first] = runConfigPathErrors(config, baseDir);
+  if (first) throw new Error(`run config: field "${first.path}": ${first.message}`);
+}

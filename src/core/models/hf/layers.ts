@@ -1,0 +1,425 @@
+/**
+ * Tensor helpers of the Hugging Face model family (model.ts) that the lab's own layers.ts does not
+ * have: rotate-half RoPE tables, a linear with a frozen weight, an embedding lookup from a
+ * [d, V] (head-layout) table, causal attention over already-projected rows with a per-row key
+ * bias (left padding) as one custom-gradient op, the scorer's head ops that keep only their rows
+ * for the backward (`headLogprob`, `headEntropy`), and `withOwnTape` for gradients taken inside
+ * a backward (per-layer recomputation).
+ *
+ * Same wasm rules as ../layers.ts (read its header for the measured kernel facts): every weight
+ * product is a plain 2-D matMul without transpose flags, backward passes use explicit transposes,
+ * attention products are depthwise convolutions (`channelProduct`), every backward runs in its own
+ * tf.tidy and reads only saved tensors or long-lived ones (model weights, constants the model
+ * owns), never intermediates of the forward scope.
+ *
+ * Per backend, as ../layers.ts `TRAINING_KERNELS`: the training/scoring attention (with the layout
+ * of its key bias) and the frozen linear come from `HF_TRAINING_KERNELS`. wasm and cpu keep the
+ * custom ops above (`attendRows`, `frozenLinear`); the native backend (tfjs name `tensorflow`:
+ * tfjs-node and tfjs-node-gpu, TensorFlow's kernels) takes plain batched matMuls with tfjs's own
+ * gradients (`attendBatched`) and transpose-flag products (`frozenLinearFlags`). Measured there
+ * (bench/one-model.bench.ts, CPU time, full fine-tuning step): the depthwise-convolution attention
+ * made the HF step 1.6-3.7x slower than the lab's model; with the batched form it is at par
+ * (0.96-1.12x), e.g. 48 x 296 tokens 2857 -> 706 ms, d256 x 6 at 32 x 128 tokens 5191 -> 1622 ms.
+ *
+ * Not here: the architecture (model.ts), sampling (sampler.ts), log-probs (logprobs.ts).
+ * Tests: test/core/models/hf/model.test.ts (the whole forward against a float64 reference,
+ * gradients of these ops against finite differences of the same forward), recompute.test.ts
+ * (the head ops against autodiff of the plain log-softmax), layers.test.ts (each backend's
+ * attention and frozen linear against a float64 reference and autodiff, the registry).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { channelProduct, KERNEL_BACKENDS, permute, type KernelBackend } from '../layers';
+
+type Grad = tf.GradSaveFunc;
+
+/** Additive attention bias for masked keys (finite, so fully masked rows give no NaN; as ../transformer.ts). */
+export const MASKED = -1e9;
+
+/**
+ * y = x @ w for a weight that is not trained (a model weight or a constant the caller keeps
+ * alive): only dx = dy @ w^T is computed, with an explicit transpose (wasm's transpose-flag
+ * matMul is ~10x slower than transposing first), and nothing is saved: w is read from the
+ * closure, which is safe because it outlives every forward scope.
+ */
+export function frozenLinear(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const op = tf.customGrad((...args) => {
+    const [xi] = args as [tf.Tensor2D, Grad];
+    return {
+      value: tf.matMul(xi, w), // [N, out]
+      gradFunc: (dy: tf.Tensor) => tf.tidy(() => [tf.matMul(dy as tf.Tensor2D, tf.transpose(w))]), // [N, in]
+    };
+  }) as (x: tf.Tensor2D) => tf.Tensor2D;
+  return op(x);
+}
+
+/**
+ * Embedding rows for ids from a table stored as columns, w [d, V] (the output head's layout, so
+ * a tied model keeps one copy): gather the columns, then transpose the small [d, N] result.
+ * Not differentiable on wasm (no Gather gradient); a trained table uses `oneHotColumns`.
+ */
+export function gatherColumns(ids: tf.Tensor1D, w: tf.Tensor2D): tf.Tensor2D {
+  const cols = tf.gather(w, ids, 1); // [d, N]
+  // One column (a decoding step of one row) is already row-major [1, d]; wasm's Transpose is fragile on size-1 axes.
+  return (ids.shape[0] === 1 ? tf.reshape(cols, [1, w.shape[0]]) : tf.transpose(cols)) as tf.Tensor2D; // [N, d]
+}
+
+/**
+ * The same lookup as a product with one-hot rows, differentiable with respect to the [d, V] table:
+ * y = onehot @ w^T computed as (w @ onehot^T)^T; dw = dy^T @ onehot. Cost N x V x d: only for
+ * small vocabularies (a trained embedding of the lab's own models).
+ */
+export const oneHotColumns = tf.customGrad((...args) => {
+  const [onehot, w, save] = args as [tf.Tensor2D, tf.Tensor2D, Grad];
+  save([onehot]);
+  return {
+    value: tf.transpose(tf.matMul(w, tf.transpose(onehot))), // [N, d]
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        const [oh] = saved as [tf.Tensor2D];
+        return [tf.zerosLike(oh), tf.matMul(tf.transpose(dy as tf.Tensor2D), oh)]; // dw [d, V]
+      }),
+  };
+}) as (onehot: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+
+/**
+ * The rotate-half matrix R [hd, hd]: (x @ R) = cat(-x2, x1) for x = cat(x1, x2) (transformers'
+ * `rotate_half`). A plain 2-D product instead of two slices and a concat (wasm's Slice copies its
+ * whole input); R^T = -R, which the backward of `rotateHalf` uses.
+ */
+export function rotateHalfMatrix(hd: number): Float32Array {
+  const half = hd / 2;
+  const r = new Float32Array(hd * hd);
+  for (let j = 0; j < half; j++) {
+    r[(j + half) * hd + j] = -1; // out[j] = -x[j + half]
+    r[j * hd + j + half] = 1; // out[j + half] = x[j]
+  }
+  return r;
+}
+
+/** x [M, hd] @ R with the backward dy @ R^T = -(dy @ R); R is a constant the model keeps. */
+export function rotateHalf(x: tf.Tensor2D, r: tf.Tensor2D): tf.Tensor2D {
+  const op = tf.customGrad((...args) => {
+    const [xi] = args as [tf.Tensor2D, Grad];
+    return {
+      value: tf.matMul(xi, r), // [M, hd]
+      gradFunc: (dy: tf.Tensor) => tf.tidy(() => [tf.neg(tf.matMul(dy as tf.Tensor2D, r))]),
+    };
+  }) as (x: tf.Tensor2D) => tf.Tensor2D;
+  return op(x);
+}
+
+/**
+ * cos and sin tables [N, hd] for per-row positions: emb = cat(f, f) with f = position x invFreq,
+ * both multiplied by `attentionScale` (yarn's attention factor; 1 otherwise), as transformers'
+ * rotary embedding does. Computed in float64, stored float32.
+ */
+export function ropeTables(positions: ArrayLike<number>, invFreq: Float64Array, attentionScale: number): { cos: Float32Array; sin: Float32Array } {
+  const half = invFreq.length;
+  const hd = 2 * half;
+  const n = positions.length;
+  const cos = new Float32Array(n * hd);
+  const sin = new Float32Array(n * hd);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < half; j++) {
+      // transformers computes the angle in float32 (inv_freq.float() @ position_ids.float()).
+      const a = Math.fround(Math.fround(invFreq[j]) * positions[i]);
+      const c = Math.cos(a) * attentionScale;
+      const s = Math.sin(a) * attentionScale;
+      cos[i * hd + j] = cos[i * hd + j + half] = c;
+      sin[i * hd + j] = sin[i * hd + j + half] = s;
+    }
+  }
+  return { cos, sin };
+}
+
+/**
+ * RoPE on rows x [N, H*hd]: x cos + rotate_half(x) sin per head; cos, sin [N, 1, hd] (a caller
+ * may fold a constant such as the attention scale into them). `train` false uses a plain matMul
+ * for the rotation (no custom-gradient scope: decoding runs this 2 x layers times per token).
+ */
+export function applyRope(x: tf.Tensor2D, cos: tf.Tensor3D, sin: tf.Tensor3D, r: tf.Tensor2D, H: number, train = true): tf.Tensor2D {
+  const [N, width] = x.shape;
+  const hd = width / H;
+  const x3 = tf.reshape(x, [N, H, hd]); // [N, H, hd]
+  const flat = tf.reshape(x, [N * H, hd]) as tf.Tensor2D;
+  const rot = tf.reshape(train ? rotateHalf(flat, r) : tf.matMul(flat, r), [N, H, hd]); // [N, H, hd]
+  return tf.reshape(tf.add(tf.mul(x3, cos), tf.mul(rot, sin)), [N, width]) as tf.Tensor2D; // [N, H*hd]
+}
+
+/** Key/value rows [N, nKV*hd] repeated for grouped-query attention: [N, nH*hd], query head h reads KV head floor(h / g). */
+export function repeatKv(x: tf.Tensor2D, nKv: number, g: number): tf.Tensor2D {
+  if (g === 1) return x;
+  const [N, width] = x.shape;
+  const hd = width / nKv;
+  return tf.reshape(tf.mul(tf.reshape(x, [N, nKv, 1, hd]), tf.ones([1, 1, g, 1])), [N, nKv * g * hd]) as tf.Tensor2D; // [N, nH*hd]
+}
+
+/**
+ * The additive key bias of a batch in the layout `attendRows` wants, [T(query), B, 1, T(key)]:
+ * causal (key column > query column masked) and keys whose `keyMask` entry is 0 masked (left
+ * padding). keyMask [B*T], 1 for a real token.
+ */
+export function attentionBias(B: number, T: number, keyMask: ArrayLike<number>): Float32Array {
+  const bias = new Float32Array(T * B * T);
+  for (let t = 0; t < T; t++) {
+    for (let b = 0; b < B; b++) {
+      const o = (t * B + b) * T;
+      for (let s = 0; s < T; s++) if (s > t || !keyMask[b * T + s]) bias[o + s] = MASKED;
+    }
+  }
+  return bias;
+}
+
+/**
+ * Softmax attention over projected rows, as one custom-gradient op: qs (queries already scaled by
+ * head_dim^-0.5), k, v [B*T, H*hd] (keys and values already repeated to H heads) -> [B*T, H*hd].
+ * bias [T, B, 1, T] (`attentionBias`), a constant. The per-(batch, head) products are
+ * `channelProduct`s over C = B*H channels in time-major layouts, as ../layers.ts `selfAttention`
+ * (which this generalises to a per-row bias and inputs projected outside). It saves qs, k, v and
+ * the probabilities att [T, C, T]. Backward: dAtt = dY v^T, dS = att (dAtt - rowsum(dAtt att)),
+ * dqs = dS k, dk = dS^T qs, dv = att^T dY.
+ */
+export function attendRows(qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number): tf.Tensor2D {
+  const hd = qs.shape[1] / H;
+  const C = B * H;
+  const r4 = [B, T, H, hd];
+  const timeMajor = (x: tf.Tensor) => permute(x, r4, [1, 0, 2, 3], [T, C, hd]) as tf.Tensor3D; // [T, C, hd]
+  const featMajor = (x: tf.Tensor) => permute(x, r4, [1, 3, 0, 2], [T, hd, C]) as tf.Tensor3D; // [T, hd, C]
+  const keyMajor = (x: tf.Tensor) => permute(x, r4, [3, 0, 2, 1], [hd, C, T]) as tf.Tensor3D; // [hd, C, T]
+  const toRows = (y: tf.Tensor3D) => permute(y, [T, B, H, hd], [1, 0, 2, 3], [B * T, H * hd]) as tf.Tensor2D; // [T, C, hd] -> [B*T, H*hd]
+  const att3: [number, number, number] = [T, C, T];
+  const op = tf.customGrad((...args) => {
+    const [q0, k0, v0, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
+    const scores = tf.reshape(channelProduct(featMajor(q0), keyMajor(k0)), [T, B, H, T]); // [T, B, H, T]: scores[t, b, h, s]
+    const att = tf.reshape(tf.softmax(tf.add(scores, bias), -1), att3) as tf.Tensor3D; // [T, C, T]
+    const y = channelProduct(permute(att, att3, [0, 2, 1]) as tf.Tensor3D, timeMajor(v0)); // [T, C, hd]
+    save([q0, k0, v0, att]);
+    return {
+      value: toRows(y), // [B*T, H*hd]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [qS, kS, vS] = saved as tf.Tensor2D[];
+          const a = saved[3] as tf.Tensor3D; // [T, C, T]
+          const dAtt = channelProduct(featMajor(dy), keyMajor(vS)); // [T, C, T]
+          const dS = tf.mul(a, tf.sub(dAtt, tf.sum(tf.mul(dAtt, a), -1, true))) as tf.Tensor3D; // [T, C, T]
+          const dq = toRows(channelProduct(permute(dS, att3, [0, 2, 1]) as tf.Tensor3D, timeMajor(kS))); // [B*T, H*hd]
+          const dk = toRows(channelProduct(permute(dS, att3, [2, 0, 1]) as tf.Tensor3D, timeMajor(qS)));
+          const dv = toRows(channelProduct(permute(a, att3, [2, 0, 1]) as tf.Tensor3D, timeMajor(dy)));
+          return [dq, dk, dv];
+        }),
+    };
+  }) as (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D;
+  return op(qs, k, v);
+}
+
+/**
+ * `frozenLinear` for the native backend: dx = dy @ w^T by a transpose-flag product (TensorFlow
+ * runs those at full speed; no explicit transpose of the weight per backward). Still a custom op
+ * that saves nothing (matMul's own gradient would keep x alive on the tape, e.g. a non-adapted
+ * down_proj's [N, I] input under LoRA, which memory.ts does not count).
+ */
+export function frozenLinearFlags(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const op = tf.customGrad((...args) => {
+    const [xi] = args as [tf.Tensor2D, Grad];
+    return {
+      value: tf.matMul(xi, w), // [N, out]
+      gradFunc: (dy: tf.Tensor) => tf.tidy(() => [tf.matMul(dy as tf.Tensor2D, w, false, true)]), // [N, in]
+    };
+  }) as (x: tf.Tensor2D) => tf.Tensor2D;
+  return op(x);
+}
+
+/**
+ * The key bias of `attendBatched`, [B, 1, T(query), T(key)]: the same entries as `attentionBias`
+ * (causal, and keys whose keyMask entry is 0 masked) in the batched products' layout.
+ */
+export function attentionBiasBatched(B: number, T: number, keyMask: ArrayLike<number>): Float32Array {
+  const bias = new Float32Array(B * T * T);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) {
+      const o = (b * T + t) * T;
+      for (let s = 0; s < T; s++) if (s > t || !keyMask[b * T + s]) bias[o + s] = MASKED;
+    }
+  }
+  return bias;
+}
+
+/**
+ * The same attention as `attendRows` in plain batched matMuls with tfjs's own gradients (the
+ * native backend's training/scoring form): qs (scaled) [B*T, nH*hd], k, v [B*T, nKV*hd] NOT
+ * repeated, bias [B, 1, T, T] (`attentionBiasBatched`) -> [B*T, nH*hd]. Grouped-query attention
+ * without repeating keys: the g = nH / nKV query heads of a KV head are the g*T rows of one
+ * product per (batch, KV head), so the [B*nKV, g*T, T] scores are the [B, nH, T, T] ones
+ * (query head h = j*g + i reads KV head j) and the bias broadcasts over heads.
+ */
+export function attendBatched(qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number): tf.Tensor2D {
+  const hd = qs.shape[1] / H;
+  const g = H / nKv;
+  const kvHeads = (x: tf.Tensor2D) => permute(x, [B, T, nKv, hd], [0, 2, 1, 3], [B * nKv, T, hd]) as tf.Tensor3D; // [B*nKV, T, hd]
+  const q = permute(qs, [B, T, nKv, g, hd], [0, 2, 3, 1, 4], [B * nKv, g * T, hd]) as tf.Tensor3D; // [B*nKV, g*T, hd]
+  const scores = tf.reshape(tf.matMul(q, kvHeads(k), false, true), [B, H, T, T]); // [B, nH, T, T]
+  const att = tf.reshape(tf.softmax(tf.add(scores, bias), -1), [B * nKv, g * T, T]) as tf.Tensor3D; // [B*nKV, g*T, T]
+  const y = tf.matMul(att, kvHeads(v)); // [B*nKV, g*T, hd]
+  return permute(y, [B, nKv, g, T, hd], [0, 3, 1, 2, 4], [B * T, H * hd]) as tf.Tensor2D; // [B*T, nH*hd]
+}
+
+/**
+ * `attendRows` with the registry's signature: keys and values [B*T, nKV*hd] repeated to the nH
+ * query heads first (`repeatKv`), bias [T, B, 1, T] (`attentionBias`). The wasm/cpu form.
+ */
+export function attendChannels(qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number): tf.Tensor2D {
+  const g = H / nKv;
+  return attendRows(qs, repeatKv(k, nKv, g), repeatKv(v, nKv, g), bias, B, T, H); // [B*T, nH*hd]
+}
+
+/** The HF family's training/scoring ops whose fastest form depends on the backend's kernels. */
+export interface HfTrainingKernels {
+  /** The key bias tensor `attend` reads, from the batch's key mask [B*T] (1 = real token). */
+  attentionBias: (B: number, T: number, keyMask: ArrayLike<number>) => tf.Tensor4D;
+  /** Causal attention: scaled queries [B*T, nH*hd], keys and values [B*T, nKV*hd] -> [B*T, nH*hd]. */
+  attend: (qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number) => tf.Tensor2D;
+  /** x @ w for a weight that is not trained (only dx). */
+  frozenLinear: (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+}
+
+const CHANNEL_KERNELS: HfTrainingKernels = {
+  attentionBias: (B, T, keyMask) => tf.tensor4d(attentionBias(B, T, keyMask), [T, B, 1, T]),
+  attend: attendChannels,
+  frozenLinear,
+};
+
+/**
+ * Per tfjs backend (../layers.ts `KERNEL_BACKENDS`), measured (header): wasm keeps the custom
+ * ops; cpu (the plain JS reference backend) runs the same code as wasm; tensorflow (tfjs-node,
+ * tfjs-node-gpu) takes the batched matMuls and matMul's own gradient.
+ */
+export const HF_TRAINING_KERNELS = {
+  wasm: CHANNEL_KERNELS,
+  cpu: CHANNEL_KERNELS,
+  tensorflow: {
+    attentionBias: (B, T, keyMask) => tf.tensor4d(attentionBiasBatched(B, T, keyMask), [B, 1, T, T]),
+    attend: attendBatched,
+    frozenLinear: frozenLinearFlags,
+  },
+} satisfies Record<KernelBackend, HfTrainingKernels>;
+
+/** The HF training kernels for a tfjs backend (default: the one in use); an unknown name is an error listing the known ones. */
+export function hfTrainingKernels(backend: string = tf.getBackend()): HfTrainingKernels {
+  if (!Object.hasOwn(HF_TRAINING_KERNELS, backend)) {
+    throw new Error(`hf/layers.ts: no training kernels for tfjs backend "${backend}"; known: ${KERNEL_BACKENDS.join(', ')}`);
+  }
+  return HF_TRAINING_KERNELS[backend as KernelBackend];
+}
+
+/**
+ * Runs `fn` (which calls tf.grads) under a tape of its own, from inside a custom gradient's
+ * backward. tfjs's engine keeps one active tape: a gradient computed during another one's
+ * backward replaces it (startTape at depth 0 assigns a new array) and nulls it when done, and
+ * the outer backward then fails to free its saved tensors. The outer backward iterates its own
+ * filtered copy of the tape, so restoring the reference afterwards is all it needs.
+ * Used by per-layer recomputation (model.ts `recomputedLayer`).
+ */
+export function withOwnTape<T>(fn: () => T): T {
+  const state = (tf.engine() as unknown as { state: { activeTape: unknown } }).state;
+  const outer = state.activeTape;
+  try {
+    return fn();
+  } finally {
+    state.activeTape = outer;
+  }
+}
+
+/** dz @ w^T for the head w [d, V], dz [n, V] -> [n, d], transposing whichever operand is smaller (wasm: no transpose flags). */
+function headBackward(dz: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const [n] = dz.shape;
+  const [d] = w.shape;
+  if (n < d) return tf.transpose(tf.matMul(w, tf.transpose(dz))) as tf.Tensor2D; // ([d, V] @ [V, n])^T
+  return tf.matMul(dz, tf.transpose(w)); // [n, d]
+}
+
+/**
+ * A head op on final-normed rows h [n, d] with the head w [d, V] that keeps only h (and a [n]
+ * log-sum-exp) for its backward: the [n, V] logits are recomputed there (one more head product)
+ * instead of the tape holding the logits, their exponentials and the log-softmax, one block of
+ * each per chunk of rows for the whole backward. `dz` gives d(value)/d(logits) scaled by dy
+ * from the recomputed logits z, probabilities p and lse. A trainable head is an input of the op
+ * (its gradient h^T dz is returned); a frozen one is read from the closure (it outlives the step).
+ */
+function headOp(
+  h: tf.Tensor2D,
+  w: tf.Tensor2D,
+  extra: tf.Tensor[],
+  value: (h: tf.Tensor2D, z: tf.Tensor2D, lse: tf.Tensor1D) => tf.Tensor1D,
+  dz: (dy: tf.Tensor1D, z: tf.Tensor2D, p: tf.Tensor2D, lse: tf.Tensor1D, extra: tf.Tensor[]) => tf.Tensor2D,
+): tf.Tensor1D {
+  const trainW = (w as tf.Variable).trainable === true;
+  const op = tf.customGrad((...args) => {
+    const hi = args[0] as tf.Tensor2D;
+    const wi = (trainW ? args[1] : w) as tf.Tensor2D;
+    const save = args[args.length - 1] as Grad;
+    const z = tf.matMul(hi, wi) as tf.Tensor2D; // [n, V]
+    const lse = tf.logSumExp(z, -1) as tf.Tensor1D; // [n] nats
+    save([hi, lse, ...extra]);
+    return {
+      value: value(hi, z, lse), // [n]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [hs, ls, ...ex] = saved as [tf.Tensor2D, tf.Tensor1D, ...tf.Tensor[]];
+          const zr = tf.matMul(hs, wi) as tf.Tensor2D; // [n, V] recomputed
+          const p = tf.exp(tf.sub(zr, tf.expandDims(ls, -1))) as tf.Tensor2D; // [n, V]
+          const g = dz(dy as tf.Tensor1D, zr, p, ls, ex); // [n, V]
+          const dh = headBackward(g, wi); // [n, d]
+          return trainW ? [dh, tf.matMul(tf.transpose(hs), g)] : [dh]; // dw [d, V]
+        }),
+    };
+  }) as (...inputs: tf.Tensor[]) => tf.Tensor1D;
+  return trainW ? op(h, w) : op(h);
+}
+
+/**
+ * log p(ids | h) = z[id] - logsumexp(z) for rows h [n, d], z = h w over every head row (padded
+ * vocabulary included, as transformers), ids [n] int32 -> [n] nats. The target logit is a row
+ * dot product with the gathered head column (no [n, V] one-hot in the forward).
+ * Backward: dz = dy (onehot(id) - p).
+ */
+export function headLogprob(h: tf.Tensor2D, w: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor1D {
+  const V = w.shape[1];
+  return headOp(
+    h,
+    w,
+    [ids],
+    (hi, _z, lse) => tf.sub(tf.sum(tf.mul(hi, gatherColumns(ids, w)), -1), lse) as tf.Tensor1D, // [n] nats
+    (dy, _z, p, _lse, [idsS]) => tf.mul(tf.sub(tf.oneHot(idsS as tf.Tensor1D, V).toFloat(), p), tf.expandDims(dy, -1)) as tf.Tensor2D,
+  );
+}
+
+/**
+ * Entropy of the next-token distribution of rows h [n, d]: H = lse - sum(p z) -> [n] nats.
+ * Backward: dH/dz = -p (z - sum(p z)).
+ */
+export function headEntropy(h: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor1D {
+  return headOp(
+    h,
+    w,
+    [],
+    (_h, z, lse) => tf.sub(lse, tf.sum(tf.mul(tf.exp(tf.sub(z, tf.expandDims(lse, -1))), z), -1)) as tf.Tensor1D, // [n] nats
+    (dy, z, p) => {
+      const mean = tf.sum(tf.mul(p, z), -1, true); // [n, 1]
+      return tf.mul(tf.neg(tf.mul(p, tf.sub(z, mean))), tf.expandDims(dy, -1)) as tf.Tensor2D; // [n, V]
+    },
+  );
+}
+
+/** Row-major [rows, cols] -> [cols, rows] in plain JS (once per weight at load: wasm's 2-D Transpose is ~10 ns per float). */
+export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  const B = 64; // tiles: both sides stay in cache
+  for (let r0 = 0; r0 < rows; r0 += B) {
+    for (let c0 = 0; c0 < cols; c0 += B) {
+      const r1 = Math.min(rows, r0 + B);
+      const c1 = Math.min(cols, c0 + B);
+      for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) out[c * rows + r] = data[r * cols + c];
+    }
+  }
+  return out;
+}

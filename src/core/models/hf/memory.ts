@@ -1,0 +1,184 @@
+/**
+ * Sizes a Hugging Face model from its config alone, before anything is loaded, so a GPU user can
+ * size a run (`srpo-lab model info`). All bytes are float32 (tfjs computes in float32 whatever
+ * the checkpoint's dtype). Pure arithmetic: no files, no tensors.
+ *
+ * - parameters: the tensors transformers builds for the architecture (embedding, per layer
+ *   q/k/v/o + biases where the architecture has them + Qwen3's q/k norms + the SwiGLU MLP + two
+ *   RMSNorms, the final norm, and lm_head only when untied).
+ * - LoRA trainable parameters, as peft counts them: r * (in + out) per adapted linear.
+ * - optimizer state: AdamW's two moments, 2 float32 per trainable parameter (the trainable
+ *   parameters are the LoRA ones with `loraR`, else all of them).
+ * - KV cache per 1k tokens: 2 (K and V) * layers * kvHeads * headDim * 4 bytes * 1024.
+ * - activations per 1k tokens (training, saved for the backward pass, no recomputation), with
+ *   T = seqLen (default 1024), q = heads*headDim, kv = kvHeads*headDim, I = intermediate:
+ *     per token per layer: 6H (two residual inputs, two norm outputs, attention output
+ *     projection, MLP output) + 3q + 4kv (q, k, v before and after norm/RoPE; q once more as the
+ *     attention output) + 4I (gate, up, silu(gate), their product) + 2 * heads * T (attention
+ *     scores and their softmax: the quadratic term)
+ *     plus, once per token, 2 * vocab (logits and their log-softmax) + H (final norm);
+ *     times 4 bytes times 1024 tokens. This is the textbook minimum a backward pass needs
+ *     without recomputation, not what the lab's tfjs step peaks at:
+ * - lab peak of a training step (`trainingPeakBytes`, measured with tf.profile peakBytes on four
+ *   Qwen3-shaped variants: hidden 128/256, 2/4/8 layers, vocabulary 2k/8k, sequences 64/128,
+ *   LoRA r=8 on every linear; wasm), in two parts that the implementation keeps apart:
+ *   - the head: the scorer's head ops (logprobs.ts, hf/layers.ts `headLogprob`) keep only the
+ *     final rows (H per token); their backward holds ~8 [rows, vocab] blocks of ONE chunk
+ *     (HEAD_CHUNK_FLOATS / vocab rows, at most the step's tokens) at a time: HEAD_BLOCKS;
+ *   - the layers, without recomputation: the tape keeps every layer's saved tensors, the
+ *     per-layer term above times LAB_TAPE_FACTOR (6; measured 4.9..7.3: the LoRA branches' inputs,
+ *     each elementwise step of SwiGLU, RoPE and the norms, the attention probabilities);
+ *   - the layers with `recompute: true` (model.ts): per layer only its input rows, the RoPE
+ *     tables and the key bias (H + 4 * headDim + T per token), plus ONE layer re-run under a tape
+ *     and differentiated at a time: the per-layer term times RECOMPUTE_LAYER_FACTOR (9.5; measured
+ *     8.8..9.8: the layer's tape plus its gradients in flight); the head's chunk and that layer
+ *     are not live together, so the larger of the two counts.
+ *   bench/hf.bench.ts re-measures both (`memory_vs_estimate`, `memory_vs_estimate_recompute`).
+ *
+ * Tests: test/core/models/hf/memory.test.ts (parameter counts of Qwen3-0.6B, Qwen2.5-1.5B and
+ * Llama-3.2-1B and peft's LoRA counts, as transformers and peft computed them:
+ * scripts/fixtures/make_param_count_fixtures.py).
+ */
+import type { HfArchitecture, HfModelConfig } from './types';
+
+/** The linears of a decoder layer that LoRA may adapt (peft `target_modules` names). */
+export const HF_LINEAR_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type HfLinearModule = (typeof HF_LINEAR_MODULES)[number];
+
+/** Bytes the tape keeps per layer without recomputation / the minimal per-layer term (header). */
+export const LAB_TAPE_FACTOR = 6;
+/** One recomputed layer's live bytes in its backward / the minimal per-layer term (header). */
+export const RECOMPUTE_LAYER_FACTOR = 9.5;
+/** [rows, vocab] blocks live in the backward of one head chunk (header). */
+export const HEAD_BLOCKS = 8;
+/** The scorer's largest logits block, floats (logprobs.ts re-exports it; defined here to keep this file free of tfjs). */
+export const HEAD_CHUNK_FLOATS = 16 * 1024 * 1024;
+
+export interface HfMemoryOptions {
+  /** LoRA rank; absent: full fine-tuning (every parameter trainable). */
+  loraR?: number;
+  /** Linears LoRA adapts (default: all seven). */
+  targetModules?: readonly string[];
+  /** Sequence length the activation estimate assumes (its attention term is quadratic). Default 1024. */
+  seqLen?: number;
+}
+
+export interface HfMemoryEstimate {
+  parameters: number;
+  /** parameters * 4. */
+  weightBytes: number;
+  /** LoRA parameters with `loraR`, else `parameters`. */
+  trainableParameters: number;
+  /** AdamW moments: trainable * 2 * 4. */
+  optimizerBytes: number;
+  /** 2 * layers * kvHeads * headDim * 4 * 1024. */
+  kvCacheBytesPer1kTokens: number;
+  /** The minimum a backward pass keeps (formula in the file header). */
+  activationBytesPer1kTokens: number;
+  /** What the lab's tfjs training step peaks at without recomputation, per 1k tokens (`trainingPeakBytes` of 1024 tokens). */
+  labActivationBytesPer1kTokens: number;
+  /** The same with per-layer recomputation (`recompute: true`). */
+  labRecomputeBytesPer1kTokens: number;
+  seqLen: number;
+  lora: { r: number; targetModules: string[] } | null;
+}
+
+/** Which linears carry a bias, per architecture (transformers' modeling files). */
+interface BiasLayout {
+  qkv: (c: HfModelConfig) => boolean;
+  o: (c: HfModelConfig) => boolean;
+}
+const BIASES = {
+  // modeling_qwen2.py: q/k/v always biased, o_proj never.
+  qwen2: { qkv: () => true, o: () => false },
+  // modeling_qwen3.py and modeling_llama.py: q/k/v/o all follow `attention_bias`.
+  qwen3: { qkv: (c) => c.attentionBias, o: (c) => c.attentionBias },
+  llama: { qkv: (c) => c.attentionBias, o: (c) => c.attentionBias },
+} satisfies Record<HfArchitecture, BiasLayout>;
+
+/** [in, out] of each linear of one layer. */
+export function linearShapes(c: HfModelConfig): Record<HfLinearModule, [number, number]> {
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  return {
+    q_proj: [c.hiddenSize, q],
+    k_proj: [c.hiddenSize, kv],
+    v_proj: [c.hiddenSize, kv],
+    o_proj: [q, c.hiddenSize],
+    gate_proj: [c.hiddenSize, c.intermediateSize],
+    up_proj: [c.hiddenSize, c.intermediateSize],
+    down_proj: [c.intermediateSize, c.hiddenSize],
+  };
+}
+
+/** Parameter count of the architecture as transformers builds it. */
+export function hfParameterCount(c: HfModelConfig): number {
+  const shapes = linearShapes(c);
+  const bias = BIASES[c.architecture];
+  let layer = 0;
+  for (const [inF, outF] of Object.values(shapes)) layer += inF * outF;
+  if (bias.qkv(c)) layer += shapes.q_proj[1] + shapes.k_proj[1] + shapes.v_proj[1];
+  if (bias.o(c)) layer += c.hiddenSize;
+  if (c.qkNorm) layer += 2 * c.headDim;
+  layer += 2 * c.hiddenSize; // input_layernorm, post_attention_layernorm
+  const embed = c.vocabSize * c.hiddenSize;
+  return embed + c.numLayers * layer + c.hiddenSize + (c.tieWordEmbeddings ? 0 : embed);
+}
+
+/** peft's trainable count: r * (in + out) per adapted linear, in every layer. */
+export function loraParameterCount(c: HfModelConfig, r: number, targetModules: readonly string[] = HF_LINEAR_MODULES): number {
+  const shapes = linearShapes(c);
+  let perLayer = 0;
+  for (const m of targetModules) {
+    if (!Object.hasOwn(shapes, m)) throw new Error(`LoRA target module "${m}" is not a linear of ${c.architecture}; valid: ${HF_LINEAR_MODULES.join(', ')}`);
+    const [inF, outF] = shapes[m as HfLinearModule];
+    perLayer += r * (inF + outF);
+  }
+  return c.numLayers * perLayer;
+}
+
+/** Minimal floats per token per layer saved for the backward (header), at sequence length T. */
+function perTokenPerLayer(c: HfModelConfig, T: number): number {
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  return 6 * c.hiddenSize + 3 * q + 4 * kv + 4 * c.intermediateSize + 2 * c.numHeads * T;
+}
+
+/**
+ * Peak activation bytes of one training step of the lab's tfjs implementation (scoreHf forward +
+ * backward; weights, gradients of the weights and optimizer state not included) over `tokens`
+ * scored tokens in sequences of `seqLen`, with or without per-layer recomputation (header).
+ */
+export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean }): number {
+  const { tokens, seqLen: T } = opts;
+  const layer = perTokenPerLayer(c, T);
+  const chunkRows = Math.max(1, Math.min(tokens, Math.floor(HEAD_CHUNK_FLOATS / c.vocabSize)));
+  const head = HEAD_BLOCKS * chunkRows * c.vocabSize; // floats, one chunk's backward
+  const rows = tokens * c.hiddenSize; // final rows kept by the head ops
+  if (!opts.recompute) return 4 * (tokens * c.numLayers * layer * LAB_TAPE_FACTOR + head + rows);
+  const kept = tokens * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
+  return 4 * (kept + Math.max(head, tokens * layer * RECOMPUTE_LAYER_FACTOR) + rows);
+}
+
+export function estimateHfMemory(c: HfModelConfig, opts: HfMemoryOptions = {}): HfMemoryEstimate {
+  const seqLen = opts.seqLen ?? 1024;
+  if (!(Number.isInteger(seqLen) && seqLen > 0)) throw new Error(`seqLen must be a positive integer, got ${seqLen}`);
+  if (opts.loraR !== undefined && !(Number.isInteger(opts.loraR) && opts.loraR > 0)) throw new Error(`LoRA rank must be a positive integer, got ${opts.loraR}`);
+  const parameters = hfParameterCount(c);
+  const targetModules = [...(opts.targetModules ?? HF_LINEAR_MODULES)];
+  const trainable = opts.loraR !== undefined ? loraParameterCount(c, opts.loraR, targetModules) : parameters;
+  const kv = c.numKvHeads * c.headDim;
+  const perToken = c.numLayers * perTokenPerLayer(c, seqLen) + 2 * c.vocabSize + c.hiddenSize;
+  return {
+    parameters,
+    weightBytes: parameters * 4,
+    trainableParameters: trainable,
+    optimizerBytes: trainable * 2 * 4,
+    kvCacheBytesPer1kTokens: 2 * c.numLayers * kv * 4 * 1024,
+    activationBytesPer1kTokens: perToken * 4 * 1024,
+    labActivationBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: false }),
+    labRecomputeBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: true }),
+    seqLen,
+    lora: opts.loraR !== undefined ? { r: opts.loraR, targetModules } : null,
+  };
+}

@@ -1,0 +1,239 @@
+/**
+ * A checkpoint's tensors on disk, read one at a time (Node: node:fs). `openTensorSource(path)`
+ * accepts a model folder holding `model.safetensors`, or `model.safetensors.index.json` and its
+ * shards, or the path of one `.safetensors` file. Only the headers are read up front (every
+ * header is validated before anything is returned); each tensor is read on demand with positioned
+ * reads (`fs.readSync` at an offset: `fs.readFile` refuses files over 2 GiB and would hold the
+ * whole checkpoint in memory) and widened to float32 with the codecs of ../safetensors.ts.
+ *
+ * Errors name the file and the tensor: a missing file, a header that is not JSON, data_offsets
+ * past the end of the file (truncated), a dtype other than F32/BF16/F16, an index naming a
+ * missing shard or a tensor its shard lacks, a tensor listed twice (in one header or in two
+ * shards). File descriptors stay open until `close()` (and are closed when opening fails
+ * half-way).
+ *
+ * Not here: which tensors an architecture needs (weights.ts). Tests:
+ * test/core/models/hf/safetensorsFile.test.ts.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SAFETENSORS_DTYPES } from '../safetensors';
+import { HF_WEIGHT_DTYPES, type HfWeightDtype, type TensorEntry, type TensorSource } from './types';
+
+export const WEIGHTS_FILE = 'model.safetensors';
+export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json';
+
+/** The safetensors reference implementation refuses headers over 100 MB; so do we. */
+const MAX_HEADER_BYTES = 100_000_000;
+/** Largest single readSync (Node caps one read near 2 GiB). */
+const READ_CHUNK = 1 << 30;
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** A TensorSource backed by open files; `close()` releases them. */
+export interface FileTensorSource extends TensorSource {
+  /** The files it reads (one, or the shards). */
+  files: string[];
+  close(): void;
+}
+
+interface OpenFile {
+  file: string;
+  fd: number;
+  closed: boolean;
+}
+
+function readAt(f: OpenFile, into: Uint8Array, position: number): void {
+  if (f.closed) throw new Error(`${f.file}: read after the tensor source was closed`);
+  let done = 0;
+  while (done < into.length) {
+    const n = fs.readSync(f.fd, into, done, Math.min(READ_CHUNK, into.length - done), position + done);
+    if (n === 0) throw new Error(`${f.file}: truncated (file ended at byte ${position + done}, ${into.length - done} bytes short)`);
+    done += n;
+  }
+}
+
+/**
+ * The first key that occurs twice at the top level of a JSON object text, or null. JSON.parse
+ * keeps the last of duplicate keys silently; a header naming one tensor twice is corrupt.
+ */
+export function duplicateTopLevelKey(text: string): string | null {
+  const seen = new Set<string>();
+  let depth = 0;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      if (depth === 1 && expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (seen.has(key)) return key;
+        seen.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (ch === '{' || ch === '[') {
+      depth++;
+      expectKey = depth === 1 && ch === '{';
+    } else if (ch === '}' || ch === ']') depth--;
+    else if (ch === ',' && depth === 1) expectKey = true;
+  }
+  return null;
+}
+
+/** Reads and validates one file's header; returns its tensors (not yet read). */
+function readHeader(f: OpenFile): TensorEntry[] {
+  const fail = (msg: string): never => {
+    throw new Error(`${f.file}: ${msg}`);
+  };
+  const size = fs.fstatSync(f.fd).size;
+  if (size < 8) fail(`truncated: ${size} bytes, shorter than the 8-byte header length`);
+  const lenBytes = new Uint8Array(8);
+  readAt(f, lenBytes, 0);
+  const n = Number(new DataView(lenBytes.buffer).getBigUint64(0, true));
+  if (n > size - 8) fail(`truncated or not a safetensors file: header length ${n} exceeds the ${size - 8} bytes after it`);
+  if (n > MAX_HEADER_BYTES) fail(`header of ${n} bytes exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+  const headerBytes = new Uint8Array(n);
+  readAt(f, headerBytes, 8);
+  let header: unknown;
+  let headerText = '';
+  try {
+    headerText = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
+    header = JSON.parse(headerText);
+  } catch (err) {
+    fail(`header is not JSON (${(err as Error).message})`);
+  }
+  if (!header || typeof header !== 'object' || Array.isArray(header)) fail('header is not a JSON object');
+  const twice = duplicateTopLevelKey(headerText);
+  if (twice !== null) fail(`tensor "${twice}" is listed twice in the header`);
+  const dataStart = 8 + n;
+  const dataLength = size - dataStart;
+  const entries: TensorEntry[] = [];
+  for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
+    if (name === '__metadata__') continue;
+    const where = `tensor "${name}"`;
+    const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    if (!e || typeof e !== 'object') fail(`${where}: entry is not an object`);
+    if (typeof e.dtype !== 'string' || !(HF_WEIGHT_DTYPES as readonly string[]).includes(e.dtype)) {
+      fail(`${where}: unsupported dtype ${JSON.stringify(e.dtype)} (readable: ${HF_WEIGHT_DTYPES.join(', ')})`);
+    }
+    const dtype = e.dtype as HfWeightDtype;
+    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0)) fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
+    const shape = e.shape as number[];
+    const offs = e.data_offsets;
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0)) fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
+    const [begin, end] = offs as [number, number];
+    const codec = SAFETENSORS_DTYPES[dtype];
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (end < begin) fail(`${where}: data_offsets [${begin}, ${end}] end before they begin`);
+    if (end > dataLength) fail(`${where}: truncated: data_offsets [${begin}, ${end}] run past the end of the data section (${dataLength} bytes)`);
+    if (end - begin !== count * codec.bytes) fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${dtype} needs ${count * codec.bytes}`);
+    entries.push({
+      name,
+      dtype,
+      shape,
+      file: f.file,
+      read: () => {
+        if (dtype === 'F32' && LITTLE_ENDIAN_HOST) {
+          const out = new Float32Array(count);
+          readAt(f, new Uint8Array(out.buffer), dataStart + begin);
+          return out;
+        }
+        const bytes = new Uint8Array(end - begin);
+        readAt(f, bytes, dataStart + begin);
+        return codec.read(new DataView(bytes.buffer), 0, count);
+      },
+    });
+  }
+  return entries;
+}
+
+function openFile(file: string, opened: OpenFile[], referrer?: string): OpenFile {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (err) {
+    const by = referrer ? ` (named by ${referrer})` : '';
+    throw new Error(`${file}: cannot open${by}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const f = { file, fd, closed: false };
+  opened.push(f);
+  return f;
+}
+
+/** Reads the index: tensor name -> shard file (absolute), validated. */
+function readIndex(indexFile: string): Map<string, string> {
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(indexFile, 'utf8'));
+  } catch (err) {
+    throw new Error(`${indexFile}: cannot read as JSON (${(err as Error).message})`);
+  }
+  const map = (json as { weight_map?: unknown } | null)?.weight_map;
+  if (!map || typeof map !== 'object' || Array.isArray(map)) throw new Error(`${indexFile}: field "weight_map" is missing or not an object`);
+  const out = new Map<string, string>();
+  for (const [name, shard] of Object.entries(map as Record<string, unknown>)) {
+    if (typeof shard !== 'string' || shard.length === 0) throw new Error(`${indexFile}: weight_map["${name}"] is not a file name`);
+    out.set(name, path.resolve(path.dirname(indexFile), shard));
+  }
+  return out;
+}
+
+function makeSource(origin: string, files: OpenFile[], tensors: Map<string, TensorEntry>): FileTensorSource {
+  return {
+    origin,
+    files: files.map((f) => f.file),
+    names: () => [...tensors.keys()],
+    get: (name) => tensors.get(name),
+    close: () => {
+      for (const f of files) {
+        if (!f.closed) fs.closeSync(f.fd);
+        f.closed = true;
+      }
+    },
+  };
+}
+
+/** Opens a folder (single file or index + shards) or one .safetensors file; headers only. */
+export function openTensorSource(location: string): FileTensorSource {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(location);
+  } catch {
+    throw new Error(`${location}: no such file or folder`);
+  }
+  const opened: OpenFile[] = [];
+  try {
+    const tensors = new Map<string, TensorEntry>();
+    const add = (entry: TensorEntry): void => {
+      const prior = tensors.get(entry.name);
+      if (prior) throw new Error(`${entry.file}: tensor "${entry.name}" is listed twice (also in ${prior.file})`);
+      tensors.set(entry.name, entry);
+    };
+    const indexFile = path.join(location, WEIGHTS_INDEX_FILE);
+    if (stat.isDirectory() && fs.existsSync(indexFile)) {
+      const weightMap = readIndex(indexFile);
+      const shards = new Map<string, OpenFile>();
+      for (const [name, shard] of weightMap) {
+        if (!shards.has(shard)) {
+          const f = openFile(shard, opened, `${indexFile} for tensor "${name}"`);
+          shards.set(shard, f);
+          for (const entry of readHeader(f)) add(entry);
+        }
+      }
+      for (const [name, shard] of weightMap) {
+        const entry = tensors.get(name);
+        if (!entry) throw new Error(`${shard}: has no tensor "${name}" (named by ${indexFile})`);
+        if (entry.file !== shard) throw new Error(`${entry.file}: holds tensor "${name}", which ${indexFile} places in ${shard}`);
+      }
+      return makeSource(location, opened, tensors);
+    }
+    const file = stat.isDirectory() ? path.join(location, WEIGHTS_FILE) : location;
+    if (stat.isDirectory() && !fs.existsSync(file)) throw new Error(`${location}: no ${WEIGHTS_FILE} or ${WEIGHTS_INDEX_FILE} in this folder`);
+    for (const entry of readHeader(openFile(file, opened))) add(entry);
+    return makeSource(location, opened, tensors);
+  } catch (err) {
+    for (const f of opened) fs.closeSync(f.fd);
+    throw err;
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * A Hugging Face decoder (models/hf) as `Policies` (types.ts). One base model in memory whatever
+ * the number of roles:
+ * - LoRA (`policies.adapter` set): every policy is one named adapter over the frozen base
+ *   (shared: one adapter 'shared'; per-role: one per role), initialised as peft does (B = 0, so
+ *   step 0 is the base exactly); the KL reference is the base with adapters off (no copy).
+ * - full fine-tuning (`policies.adapter` null): the base itself is trained, shared policies only
+ *   (per-role would need one copy per role); the KL reference is a second, frozen copy.
+ * Prompts are chat messages (workflows/chatPrompts.ts) rendered by the model's chat template,
+ * with `enable_thinking` from the run config; sampling stops at generation_config's stop ids;
+ * what is scored and trained are the sampled ids themselves, never re-tokenised text.
+ *
+ * Checkpoints (`savePolicy`): an adapter is a peft folder (adapter_config.json +
+ * adapter_model.safetensors, float32, peft's names: models/hf/saveAdapter.ts), so a checkpoint
+ * opens in peft as it is; a full fine-tune is a transformers model folder in float32
+ * (models/hf/saveModel.ts: config, weights, tokenizer files), exact for a resume and loadable by
+ * transformers. Each beside `policy.json` (id, version); the trainer adds the optimizer state.
+ *
+ * Not here: which kind a run uses and building from a run config (registry.ts), the memory check
+ * (memoryCheck.ts). Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { readGenerationConfig, readHfConfig } from '../models/hf/config';
+import { scoreHf, scoreHfData } from '../models/hf/logprobs';
+import { readLoraAdapter } from '../models/hf/loraFiles';
+import { HfModel, type HfAdapterConfig } from '../models/hf/model';
+import { openTensorSource } from '../models/hf/safetensorsFile';
+import { sampleHf } from '../models/hf/sampler';
+import { saveLoraAdapter } from '../models/hf/saveAdapter';
+import { saveMergedModel } from '../models/hf/saveModel';
+import { checkTokenizerFitsModel, HfTokenizer } from '../models/hf/tokenizer';
+import type { HfGenerationConfig, HfModelConfig, TensorSource } from '../models/hf/types';
+import { expectedWeights } from '../models/hf/weights';
+import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/policySet';
+import { mixSeed } from '../models/random';
+import { ROLES, type Role } from '../models/tokenizer';
+import { chatMessages } from '../workflows/chatPrompts';
+import { chunks, type CompletionRow, type Policies, type PolicyRef, type PromptRequest, type SampleSettings, type SampledCompletion, type ScoreWith } from './types';
+
+/** Beside each saved policy: its id and version. */
+export const POLICY_FILE = 'policy.json';
+
+/** Rows scored at once without a tape. */
+const SCORE_CHUNK = 16;
+
+export interface HfPoliciesOptions {
+  /** The base model folder (policies.init). */
+  dir: string;
+  sharing: PolicySetKind;
+  /** LoRA settings; null: full fine-tuning. */
+  adapter: HfAdapterConfig | null;
+  seed: number;
+  /** Keep a KL reference (kl.coef > 0). */
+  reference: boolean;
+  /** Per-layer activation recomputation in training. */
+  recompute: boolean;
+  /** Qwen3's `enable_thinking` (null: the template's default). */
+  enableThinking: boolean | null;
+  /** A run checkpoint to resume from (`<dir>/<policyId>/`). */
+  resumeDir?: string;
+}
+
+/** The files of a model folder that are not weights, read and checked first (a bad folder fails before any weight is read). */
+export function readHfFiles(dir: string): { config: HfModelConfig; generation: HfGenerationConfig; tokenizer: HfTokenizer } {
+  if (!fs.existsSync(dir)) throw new Error(`model folder ${dir} does not exist (moved or deleted?)`);
+  const config = readHfConfig(dir);
+  const generation = readGenerationConfig(dir, config);
+  const tokenizer = HfTokenizer.fromFolder(dir);
+  checkTokenizerFitsModel(tokenizer, config, dir);
+  return { config, generation, tokenizer };
+}
+
+/** A model's weights as a TensorSource in the checkpoint's own layout (what saveMergedModel reads), from memory. */
+export function memorySource(model: HfModel, origin: string): TensorSource {
+  const specs = new Map(expectedWeights(model.config).map((w) => [w.name, w]));
+  const transposed = (name: string) => name.endsWith('_proj.weight') || name === 'lm_head.weight' || (name === 'model.embed_tokens.weight' && model.config.tieWordEmbeddings);
+  return {
+    origin,
+    names: () => [...specs.keys()],
+    get: (name) => {
+      const spec = specs.get(name);
+      const v = model.params.get(name);
+      if (!spec || !v) return undefined;
+      return {
+        name,
+        dtype: 'F32',
+        shape: [...spec.shape],
+        file: origin,
+        read: () => {
+          const data = v.dataSync() as Float32Array; // waits for the device
+          if (!transposed(name)) return new Float32Array(data);
+          const [rows, cols] = v.shape as [number, number]; // stored [in, out] -> [out, in]
+          const out = new Float32Array(data.length);
+          for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = data[i * cols + j];
+          return out;
+        },
+      };
+    },
+  };
+}
+
+function readPolicyFile(dir: string, policyId: string): number {
+  const file = path.join(dir, POLICY_FILE);
+  if (!fs.existsSync(file)) throw new Error(`${file}: missing (needed to resume policy "${policyId}")`);
+  const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: unknown };
+  const version = Number(json.version);
+  if (!Number.isInteger(version) || version < 0) throw new Error(`${file}: field "version" must be an integer >= 0`);
+  return version;
+}
+
+export class HfPolicies implements Policies {
+  readonly modelKind = 'hf' as const;
+  readonly sharing: PolicySetKind;
+  readonly padId = 0;
+  readonly config: HfModelConfig;
+  readonly generation: HfGenerationConfig;
+  readonly tokenizer: HfTokenizer;
+  readonly model: HfModel;
+  private readonly refModel: HfModel | null;
+  private readonly byId = new Map<string, PolicyRef>();
+  private readonly byRole = new Map<Role, PolicyRef>();
+  private readonly names = new Map<string, ReadonlyMap<string, tf.Variable>>();
+
+  constructor(private readonly options: HfPoliciesOptions) {
+    const { dir, sharing, adapter } = options;
+    if (!Object.hasOwn(POLICY_SET_LAYOUTS, sharing)) throw new Error(`unknown policy sharing "${sharing}"`);
+    const layout = POLICY_SET_LAYOUTS[sharing].policies(ROLES);
+    if (!adapter && layout.length > 1) {
+      throw new Error(
+        `policies.sharing "${sharing}" on a Hugging Face model needs policies.adapter (one LoRA adapter per role over one frozen base): full fine-tuning would keep one copy of the model per role; set policies.adapter.kind=lora or policies.sharing=shared`,
+      );
+    }
+    this.sharing = sharing;
+    const files = readHfFiles(dir);
+    this.config = files.config;
+    this.generation = files.generation;
+    this.tokenizer = files.tokenizer;
+    const resume = options.resumeDir;
+    // A full fine-tune resumes from its own saved weights; adapters resume over the original base.
+    const weightsDir = !adapter && resume ? path.join(resume, layout[0].id) : dir;
+    if (!fs.existsSync(weightsDir)) throw new Error(`checkpoint folder ${weightsDir} does not exist (needed to resume policy "${layout[0].id}")`);
+    this.model = loadWeights(weightsDir, this.config, { trainable: adapter ? 'lora' : true, validVocab: this.tokenizer.vocabSize, recompute: options.recompute });
+    let ref: HfModel | null = null;
+    try {
+      ref = !adapter && options.reference ? loadWeights(dir, this.config, { trainable: false, validVocab: this.tokenizer.vocabSize, recompute: false }) : null;
+      layout.forEach(({ id, roles }, i) => {
+        let version = 0;
+        if (adapter) {
+          if (resume) {
+            const sub = path.join(resume, id);
+            if (!fs.existsSync(sub)) throw new Error(`${resume}: no adapter for policy "${id}" (needed to resume)`);
+            this.model.loadAdapter(id, readLoraAdapter(sub, this.config).pairs);
+            version = readPolicyFile(sub, id);
+          } else {
+            this.model.addAdapter(id, adapter, mixSeed(options.seed, 0x10a, i));
+          }
+          this.names.set(id, new Map(this.model.adapterVariables(id).map((v) => [v.name.slice(v.name.lastIndexOf('/') + 1), v]))); // `<target>.lora_A|B`: the same in every process
+        } else {
+          if (resume) version = readPolicyFile(path.join(resume, id), id);
+          this.names.set(id, this.model.params);
+        }
+        const p: PolicyRef = { id, roles, version };
+        this.byId.set(id, p);
+        for (const r of roles) this.byRole.set(r, p);
+      });
+    } catch (err) {
+      this.model.dispose();
+      ref?.dispose();
+      throw err;
+    }
+    this.refModel = ref;
+  }
+
+  get hasReference(): boolean {
+    return this.options.reference;
+  }
+
+  /** The adapter a policy runs with (its id), or undefined under full fine-tuning (the base weights are the policy). */
+  private adapterOf(policyId: string): string | undefined {
+    this.get(policyId);
+    return this.options.adapter ? policyId : undefined;
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  policies(): PolicyRef[] {
+    return [...this.byId.values()];
+  }
+
+  get(policyId: string): PolicyRef {
+    const p = this.byId.get(policyId);
+    if (!p) throw new Error(`Hugging Face policies (${this.sharing}): no policy "${policyId}"; ids: ${this.ids().join(', ')}`);
+    return p;
+  }
+
+  policyFor(role: Role): PolicyRef {
+    const p = this.byRole.get(role);
+    if (!p) throw new Error(`Hugging Face policies (${this.sharing}): no policy plays role "${role}"`);
+    return p;
+  }
+
+  bumpVersion(policyId: string): number {
+    return ++this.get(policyId).version;
+  }
+
+  promptIds(policyId: string, request: PromptRequest, maxNewTokens: number): number[] {
+    this.get(policyId);
+    const enableThinking = this.options.enableThinking ?? undefined;
+    const { ids } = this.tokenizer.applyChatTemplate(chatMessages(request.instruction, request.prompt), { addGenerationPrompt: true, enableThinking });
+    if (ids.length + maxNewTokens > this.config.maxPositions) {
+      throw new Error(
+        `a ${request.role} prompt of ${ids.length} tokens + rollout.maxNewTokens ${maxNewTokens} exceeds the model's max_position_embeddings ${this.config.maxPositions}`,
+      );
+    }
+    return ids;
+  }
+
+  sample(policyId: string, prompts: number[][], s: SampleSettings): SampledCompletion[] {
+    return sampleHf(this.model, prompts, {
+      adapter: this.adapterOf(policyId),
+      maxNewTokens: s.maxNewTokens,
+      temperature: s.temperature,
+      topP: s.topP,
+      stopIds: this.generation.stopIds,
+      seed: s.seed,
+      padId: this.padId,
+      decode: s.decode,
+    });
+  }
+
+  decode(ids: readonly number[]): string {
+    return this.tokenizer.decode([...ids], { skipSpecialTokens: true });
+  }
+
+  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number): tf.Tensor2D {
+    const s = scoreHf(this.model, rows, { adapter: this.adapterOf(policyId), padId: this.padId, minCompletionLength });
+    s.mask.dispose();
+    return s.logp; // [B, T] nats
+  }
+
+  scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] } {
+    if (which === 'reference' && !this.options.reference) throw new Error('HfPolicies.scoreData: no KL reference (the run has kl.coef = 0)');
+    // The reference: the base with adapters off, or the frozen copy of a full fine-tune.
+    const model = which === 'reference' && this.refModel ? this.refModel : this.model;
+    const adapter = which === 'reference' ? (this.options.adapter ? null : undefined) : this.adapterOf(policyId);
+    const logp: number[][] = [];
+    const entropy: number[][] = [];
+    for (const part of chunks(rows, SCORE_CHUNK)) {
+      const s = scoreHfData(model, part, { adapter, padId: this.padId, entropy: true });
+      part.forEach((r, j) => {
+        logp.push(s.logp[j].slice(0, r.completion.length));
+        entropy.push(s.entropy![j].slice(0, r.completion.length));
+      });
+    }
+    return { logp, entropy };
+  }
+
+  trainable(policyId: string): ReadonlyMap<string, tf.Variable> {
+    const vars = this.names.get(policyId);
+    if (!vars) throw new Error(`Hugging Face policies: no policy "${policyId}"`);
+    return vars;
+  }
+
+  savePolicy(policyId: string, dir: string): void {
+    const p = this.get(policyId);
+    const a = this.options.adapter;
+    if (a) {
+      saveLoraAdapter(dir, {
+        config: { r: a.r, alpha: a.alpha, rslora: a.rslora, dropout: a.dropout, targetModules: a.targetModules, baseModel: this.options.dir },
+        pairs: this.model.readAdapter(policyId),
+        baseModel: this.options.dir,
+      });
+    } else {
+      saveMergedModel(dir, { sourceDir: this.options.dir, config: this.config, source: memorySource(this.model, `policy "${policyId}" in memory`), dtype: 'F32' });
+    }
+    fs.writeFileSync(path.join(dir, POLICY_FILE), JSON.stringify({ policyId: p.id, version: p.version, kind: a ? 'lora' : 'full' }, null, 2) + '\n');
+  }
+
+  describe(): string {
+    const c = this.config;
+    const a = this.options.adapter;
+    const how = a
+      ? `LoRA r ${a.r}, alpha ${a.alpha}${a.rslora ? ' (rsLoRA)' : ''} on ${a.targetModules.join(', ')}: ${this.ids().length} adapter(s) (${this.sharing}) over one frozen base`
+      : 'full fine-tuning (every weight trained)';
+    return `Hugging Face ${c.architecture} from ${this.options.dir}: ${c.numLayers} layers, hidden ${c.hiddenSize}, ${c.numHeads} heads (kv ${c.numKvHeads}), vocab ${c.vocabSize}, max positions ${c.maxPositions}; ${how}`;
+  }
+
+  dispose(): void {
+    this.model.dispose();
+    this.refModel?.dispose();
+  }
+}
+
+function loadWeights(dir: string, config: HfModelConfig, o: { trainable: boolean | 'lora'; validVocab: number; recompute: boolean }): HfModel {
+  const source = openTensorSource(dir);
+  try {
+    return HfModel.fromSource(config, source, o);
+  } finally {
+    source.close?.();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The policy abstraction the training step runs on, whatever the model: the trainer, the rollout
+ * orchestrator, stepData, update and evaluate talk to a `Policies` object (sample, score, the
+ * trainable variables, versions, prompt encoding, checkpoints) and never to a model class. Two
+ * implementations, one per model kind (registry.ts): the lab's own character-level Transformer
+ * (lab.ts) and a Hugging Face decoder with LoRA adapters or full fine-tuning (hf.ts).
+ *
+ * What a policy is stays as SRPO.md defines it: an id ('shared' or a role), the roles it plays
+ * and a version bumped after every update of its weights. How its weights exist is the kind's
+ * business: one Transformer per policy (lab), or one adapter per policy over ONE frozen base in
+ * memory (hf; the KL reference is the base with adapters off).
+ *
+ * Not here: the optimizer (train/optimizer.ts; keyed by `trainable()`'s names), the objective.
+ * Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts, and every trainer test
+ * of the lab's own models (which run through lab.ts).
+ */
+import type * as tf from '@tensorflow/tfjs';
+import type { PolicySetKind } from '../models/policySet';
+import type { Role } from '../models/tokenizer';
+import type { InstructionName } from '../workflows/prompts';
+
+/** Model kinds the trainer can run on (registry.ts). */
+export const POLICY_MODEL_KINDS = ['lab', 'hf'] as const;
+export type PolicyModelKind = (typeof POLICY_MODEL_KINDS)[number];
+
+/** One policy of a set: what rollouts record and the trainer bumps. */
+export interface PolicyRef {
+  /** 'shared', or the role name for per-role sets. */
+  readonly id: string;
+  /** Roles this policy plays. */
+  readonly roles: readonly Role[];
+  /** Incremented after every update of its weights; 0 at creation. */
+  version: number;
+}
+
+/** A teacher-forced row: the ids the policy read and the ids it generated. */
+export interface CompletionRow {
+  prompt: number[];
+  completion: number[];
+}
+
+/** One sampled completion: generated ids (stop id included), behaviour log-probs (nats). */
+export interface SampledCompletion {
+  ids: number[];
+  logp: number[];
+  stopReason: string;
+}
+
+export interface SampleSettings {
+  maxNewTokens: number;
+  temperature: number;
+  topP: number;
+  seed: number;
+  decode?: 'kv' | 'full';
+}
+
+/** What a member asks the policy for (workflows/types.ts MemberRequest, the fields a prompt needs). */
+export interface PromptRequest {
+  role: Role;
+  instruction: InstructionName;
+  /** The state the role sees, ending with its short instruction (workflows/prompts.ts). */
+  prompt: string;
+}
+
+/** Which weights score: the policy as it is now, or the KL reference (the run's frozen start). */
+export type ScoreWith = 'current' | 'reference';
+
+export interface Policies {
+  readonly modelKind: PolicyModelKind;
+  readonly sharing: PolicySetKind;
+  /** Id written in padding columns. */
+  readonly padId: number;
+  ids(): string[];
+  policies(): PolicyRef[];
+  get(policyId: string): PolicyRef;
+  /** The policy that plays a role. */
+  policyFor(role: Role): PolicyRef;
+  /** After an update of a policy's weights; returns the new version. */
+  bumpVersion(policyId: string): number;
+  /** Token ids a member's prompt becomes for the policy that plays its role (what is recorded and scored). */
+  promptIds(policyId: string, request: PromptRequest, maxNewTokens: number): number[];
+  /** One batched sampling call with one policy. */
+  sample(policyId: string, prompts: number[][], settings: SampleSettings): SampledCompletion[];
+  /** Generated ids as text for the workflow's parsers (special tokens dropped). */
+  decode(ids: readonly number[]): string;
+  /**
+   * Current log-probs [B, T] (T >= minCompletionLength, 0 past each row's end), differentiable:
+   * called under the update's gradient tape. The caller owns the tensor.
+   */
+  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number): tf.Tensor2D;
+  /** Plain log-probs and entropies (nats), no tape; 'reference' needs `hasReference`. */
+  scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] };
+  /** Whether a KL reference exists (it is built only when the run's KL coefficient is > 0). */
+  readonly hasReference: boolean;
+  /** A policy's trainable variables, keyed by names that are the same in every process (optimizer state keys). */
+  trainable(policyId: string): ReadonlyMap<string, tf.Variable>;
+  /** Writes one policy's weights into `dir` (created) in this kind's checkpoint format; reads back from the device. */
+  savePolicy(policyId: string, dir: string): void;
+  /** Numbers for the step's metrics (e.g. backend memory), slash-namespaced. */
+  metrics?(): Record<string, number>;
+  /** One line saying what model the run trains (the engine logs it: the shape the folder decided). */
+  describe(): string;
+  dispose(): void;
+}
+
+/** Rows of a batch in chunks of at most `size` (bounded memory when scoring without a tape). */
+export function chunks<T>(rows: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
