@@ -312,7 +312,9 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     expect(await page.isDisabled('.start-run')).toBe(true);
     await shot('connection-lost');
     server = await startLabServer({ service, port, token });
-    await page.click('.connection-banner .retry');
+    // The page also reconnects on its own (backoff up to 10 s), so Retry may find the banner
+    // already gone: click it if it is still there, then require the banner to go either way.
+    await page.locator('.connection-banner .retry').click({ timeout: 5_000 }).catch(() => undefined);
     await page.waitForSelector('.connection-banner', { state: 'detached', timeout: 20_000 });
     await page.waitForFunction(() => document.querySelector('.new-run .side')?.textContent?.includes('The config is valid.'), null, { timeout: 20_000 });
     expect(await page.isDisabled('.start-run')).toBe(false);
@@ -331,7 +333,9 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await shot('token-refused');
     await server.close();
     server = await startLabServer({ service, port, token });
-    await page.click('.connection-banner .retry');
+    // The page also reconnects on its own (backoff up to 10 s), so Retry may find the banner
+    // already gone: click it if it is still there, then require the banner to go either way.
+    await page.locator('.connection-banner .retry').click({ timeout: 5_000 }).catch(() => undefined);
     await page.waitForSelector('.connection-banner', { state: 'detached', timeout: 20_000 });
   }, 60_000);
 
