@@ -45,7 +45,7 @@ import { LabService } from '../src/core/host/labService';
 import { NodeForkLauncher } from '../src/core/host/launcher';
 import type { EngineMessage } from '../src/core/host/messages';
 import type { LabStore } from '../src/core/store';
-import { CHROMIUM_PATH } from '../src/server/pdf';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../src/server/pdf';
 import { startLabServer } from '../src/server/server';
 import { headline, median } from './lib';
 
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
   const server = await startLabServer({ service });
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: CHROMIUM_ARGS,
   });
   try {
     const store = service.store;

@@ -16,6 +16,13 @@ import { existsSync } from 'node:fs';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/**
+ * Headless Chromium's flags on these machines (docs: TOOLCHAIN): no GPU, no sandbox (root in CI),
+ * and no background connections, which a closed network refuses many at a time. Used by the PDF
+ * printer, the browser tests and the UI bench.
+ */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
 /** Prints HTML to PDF bytes; `close()` ends its browser and refuses later prints. */
 export interface PdfPrinter {
   (html: string): Promise<Uint8Array>;
@@ -112,6 +119,6 @@ export function chromiumPdfPrinter(executablePath = CHROMIUM_PATH): PdfPrinter |
     } catch {
       throw new Error('PDF export needs playwright-core (npm i -D playwright-core)');
     }
-    return pw.chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    return pw.chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   });
 }

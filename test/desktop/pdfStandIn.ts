@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { PrintToPDFOptions } from 'electron';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../src/server/pdf';
 
 /** Prints a loaded URL to PDF with the window's JavaScript setting and printToPDF options. */
 export interface PdfRenderer {
@@ -17,12 +18,12 @@ export interface PdfRenderer {
 }
 
 /** A printer over one headless Chromium, launched on the first print. */
-export function chromiumPrinter(executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'): PdfRenderer {
+export function chromiumPrinter(executablePath = CHROMIUM_PATH): PdfRenderer {
   let browser: Promise<import('playwright-core').Browser> | null = null;
   const print = async (url: string, { javaScriptEnabled, pdf }: { javaScriptEnabled: boolean; pdf: PrintToPDFOptions }): Promise<Uint8Array> => {
     if (!existsSync(executablePath)) throw new Error(`printToPDF: no Chromium at ${executablePath}`);
     browser ??= import('playwright-core').then((pw) =>
-      pw.chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] }),
+      pw.chromium.launch({ executablePath, args: CHROMIUM_ARGS }),
     );
     const context = await (await browser).newContext({ javaScriptEnabled });
     try {

@@ -21,7 +21,7 @@ import { resolveRunConfig } from '../../src/core/config';
 import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import type { EvaluationRecord } from '../../src/core/store/records';
-import { CHROMIUM_PATH } from '../../src/server/pdf';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
 
 // Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
@@ -100,7 +100,7 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     runs.c = writeRun('stopped-s1', 3, { 0: 0.05 }, 3, 41); // another config (eval.queries): its own table row
     browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true, colorScheme: 'dark' });
     page = await context.newPage();

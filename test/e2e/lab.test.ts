@@ -19,7 +19,7 @@ import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { presetConfig, resolveRunConfig } from '../../src/core/config';
 import { BUILT_FEATURES, PLANNED_FEATURES } from '../../src/shared/about';
-import { chromiumPdfPrinter, CHROMIUM_PATH } from '../../src/server/pdf';
+import { chromiumPdfPrinter, CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
 
 // Browser globals used inside page callbacks (they run in Chromium); this file is type-checked
@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     server = await startLabServer({ service });
     browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
     page = await context.newPage();

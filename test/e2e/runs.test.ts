@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRunConfig } from '../../src/core/config';
 import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
-import { CHROMIUM_PATH } from '../../src/server/pdf';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
 
 interface El {
@@ -62,7 +62,7 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
     server = await startLabServer({ service });
     browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
     page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));

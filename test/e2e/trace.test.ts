@@ -27,7 +27,7 @@ import type { CliIO } from '../../src/cli/io';
 import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { resolveRunConfig } from '../../src/core/config';
-import { CHROMIUM_PATH } from '../../src/server/pdf';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
 import { PLANNED_FEATURES } from '../../src/shared/about';
 import type { ApiOutputs, RunSummary } from '../../src/shared/api';
@@ -109,7 +109,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     server = await startLabServer({ service });
     browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
     page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));

@@ -103,6 +103,19 @@ export const SEARCH_PAPER_EVAL = ['nq', 'triviaqa', 'popqa', 'hotpotqa', '2wiki'
  * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
 const QUICK_MODEL = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
 
+/** The real-model presets' adapter: LoRA r 16 on every linear, as peft writes it (dropout 0: the lab refuses > 0). */
+const PAPER_LORA = {
+  kind: 'lora' as const,
+  r: 16,
+  alpha: 32,
+  targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+  rslora: false,
+  dropout: 0,
+};
+
+/** The real-model presets' evaluation: n = 16 samples per query (the paper's Avg@16 / Pass@16). */
+const PAPER_EVAL = { every: 20, n: 16, queries: 100, batchEpisodes: 256, temperature: 0.6 };
+
 export const PRESETS = {
   'math-quick': {
     description: 'Math solver-verifier workflow, K = 2, tiny shared policy warm-started; 2 CPU cores',
@@ -215,11 +228,11 @@ export const PRESETS = {
     needsModelFolder: true,
     patch: {
       workflow: { name: 'math', options: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 }, enableThinking: false },
-      policies: { sharing: 'shared', init: null, adapter: { kind: 'lora', r: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], rslora: false, dropout: 0 } },
+      policies: { sharing: 'shared', init: null, adapter: PAPER_LORA },
       rollout: { tasksPerStep: 16, groupSize: 8, maxNewTokens: 512, temperature: 1, topP: 1 },
       update: { epochs: 2, miniBatches: 4, microBatchRows: 4, recompute: true },
       optimizer: { lr: 5e-5, weightDecay: 0, gradClip: 1 },
-      eval: { every: 20, n: 16, queries: 100, batchEpisodes: 256, temperature: 0.6 },
+      eval: PAPER_EVAL,
       checkpointEvery: 10,
       backend: 'node-gpu',
     },
@@ -253,11 +266,11 @@ export const PRESETS = {
     needsModelFolder: true,
     patch: {
       workflow: { name: 'search', options: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 4 } },
-      policies: { sharing: 'shared', init: null, adapter: { kind: 'lora', r: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], rslora: false, dropout: 0 } },
+      policies: { sharing: 'shared', init: null, adapter: PAPER_LORA },
       rollout: { tasksPerStep: 16, groupSize: 8, maxNewTokens: 256, temperature: 1, topP: 1 },
       update: { epochs: 2, miniBatches: 4, microBatchRows: 4, recompute: true },
       optimizer: { lr: 3e-5, weightDecay: 0, gradClip: 1 },
-      eval: { every: 20, n: 16, queries: 100, batchEpisodes: 256, temperature: 0.6 },
+      eval: PAPER_EVAL,
       checkpointEvery: 10,
       backend: 'node-gpu',
     },

@@ -245,8 +245,10 @@ function accumulate(
   const grads = new Map<string, tf.Tensor>(); // by variable name
   let loss = 0;
   let skip: string | null = null;
-  for (const micro of microBatches(full, eventIdx, ctx.config.update.microBatchRows)) {
-    const sub = subBatch(full, micro, samples, policies.ids());
+  const micros = microBatches(full, eventIdx, ctx.config.update.microBatchRows);
+  for (const micro of micros) {
+    // One micro-batch (the default, microBatchRows 0) holds the mini-batch's events in its order: reuse it.
+    const sub = micros.length === 1 ? mini : subBatch(full, micro, samples, policies.ids());
     const r = microStep(sub, samples, objective, ctx, policies, totals, klTokens);
     loss += r.loss;
     const share = micro.length / eventIdx.length;

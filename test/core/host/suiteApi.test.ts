@@ -9,29 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LabService } from '../../../src/core/host/labService';
-import { EngineHandleBase, type EngineLaunchRequest } from '../../../src/core/host/launcher';
-import type { HostMessage } from '../../../src/core/host/messages';
+import type { EngineLaunchRequest } from '../../../src/core/host/launcher';
+import { FakeEngine } from './fakeEngine';
 import type { LabApiError } from '../../../src/shared/api';
-
-class FakeEngine extends EngineHandleBase {
-  readonly pid = undefined;
-  constructor(
-    readonly request: EngineLaunchRequest,
-    private readonly service: LabService,
-  ) {
-    super();
-    service.store.updateRun(request.runId, { status: 'running', startedAt: Date.now() });
-  }
-  send(_m: HostMessage): void {}
-  kill(): void {
-    this.exit(null, 'SIGKILL');
-  }
-  complete(): void {
-    this.service.store.updateRun(this.request.runId, { status: 'completed', endedAt: Date.now() });
-    this.receive({ type: 'status', status: 'completed' });
-    this.exit(0, null);
-  }
-}
 
 class FakeLauncher {
   readonly engines: FakeEngine[] = [];
