@@ -1,6 +1,6 @@
 /**
  * The trace viewer's arithmetic, so that an event card can show where its numbers come from
- * (../shared/design/SRPO.md, "The SRPO objective"):
+ * (docs/ARCHITECTURE.md, "The objective library"):
  *
  *   set log-ratio  L_e = c(K) * sum_j l_{e,j}      c(K) = 1/sqrt(K) | 1/K | 1   (setNorm)
  *                  rho_e = exp(clamp(L_e, -20, 20))

@@ -1,6 +1,7 @@
 /**
  * The differentiable building blocks of the transformer, written for the tfjs wasm backend
- * (shared/design/TOOLCHAIN.md): there a plain 2-D matmul runs at ~30-40 GFLOP/s, while a matmul
+ * (docs/ARCHITECTURE.md, "Decisions written down", the wasm speed rules; `npm run bench --
+ * layer-variants`): there a plain 2-D matmul runs at ~30-40 GFLOP/s, while a matmul
  * with transpose flags or a batched 3-D one runs at 2-4. So every weight product here is a plain
  * 2-D `matMul` without flags, and the backward passes are written by hand (`tf.customGrad`) with
  * explicit `tf.transpose`s instead of tfjs's default gradients, which use transpose flags. The

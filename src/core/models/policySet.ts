@@ -29,7 +29,12 @@ interface PolicySetLayout {
   description: string;
   /** Policy ids and the roles each plays. */
   policies: (roles: readonly Role[]) => { id: string; roles: Role[] }[];
-  /** Whether prompts carry the role marker token (the only way a shared model knows its role). */
+  /**
+   * Whether prompts carry the role marker token. A shared model needs it (the only way it knows
+   * its role); a per-role model gains nothing from it but carries it too, so that a warm start
+   * made on one shared model's marked prompts (resources/warmstart) sees the format it was trained
+   * on in every regime, and the regimes compare the training, not the prompt layout.
+   */
   roleMarkerInPrompt: boolean;
 }
 
@@ -40,9 +45,9 @@ export const POLICY_SET_LAYOUTS = {
     roleMarkerInPrompt: true,
   },
   'per-role': {
-    description: 'one set of weights per role, each trained on its own role only',
+    description: 'one set of weights per role, each trained on its own role only; prompts keep the role marker',
     policies: (roles) => roles.map((r) => ({ id: r, roles: [r] })),
-    roleMarkerInPrompt: false,
+    roleMarkerInPrompt: true,
   },
 } satisfies Record<PolicySetKind, PolicySetLayout>;
 

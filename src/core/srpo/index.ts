@@ -1,6 +1,6 @@
 /**
- * The SRPO objective library: public surface. See docs/ARCHITECTURE.md and
- * ../shared/design/SRPO.md (the formulas) for what each piece computes.
+ * The SRPO objective library: public surface. See docs/ARCHITECTURE.md, "The objective library"
+ * (the formulas and the decisions) for what each piece computes.
  */
 export { computeObjective, groupingOf, objectiveConfig, objectiveForTraining, prepareObjectiveBatch } from './objective';
 export { batchMetrics } from './batchMetrics';

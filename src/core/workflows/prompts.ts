@@ -30,8 +30,11 @@ export const INSTRUCTIONS = {
   searcher: (a) => `Searcher ${a.index}: reply <think>...</think><search>query</search>.`,
   search_verifier: () => 'Verifier: is the evidence enough? Reply <verdict>sufficient</verdict> or <verdict>insufficient</verdict>.',
   answerer: () => 'Answerer: reply <think>...</think><answer>answer</answer>.',
-  single_math: () => 'Solve it. End with \\boxed{answer}.',
-  single_qa: () => 'Reply <answer>answer</answer>.',
+  // The single-agent baseline is asked exactly what the team's first solver / the answerer is
+  // asked, so a warm start made on team prompts serves it unchanged and the comparison measures
+  // the team, not the wording (a think block stays optional for it: parsers.parseAnswerAction).
+  single_math: () => 'Solver 0: solve it. End with \\boxed{answer}.',
+  single_qa: () => 'Answerer: reply <think>...</think><answer>answer</answer>.',
 } satisfies Record<InstructionName, (args: InstructionArgs) => string>;
 
 /** One labelled block of team context ("Solver 0: ..."). */

@@ -12,11 +12,12 @@ describe('PolicySet', () => {
     set.dispose();
   });
 
-  it('per-role: one policy per role with its own weights', () => {
+  it('per-role: one policy per role with its own weights; prompts keep the marker (the shared warm start\'s format)', () => {
     const set = new PolicySet('per-role', microConfig());
     expect(set.ids()).toEqual([...ROLES]);
     expect(set.policyFor('router').model).not.toBe(set.policyFor('solver').model);
     expect(set.policyFor('router').roles).toEqual(['router']);
+    expect(set.roleMarkerInPrompt).toBe(true);
     set.dispose();
   });
 

@@ -286,6 +286,13 @@ describe('invalid outputs: recorded, penalised, followed without repair', () => 
 });
 
 describe('single workflow and rewards', () => {
+  it('asks exactly what the math team asks its first solver (so one warm start serves both)', () => {
+    const single = getWorkflow('single').createEpisode(modular, { episodeId: 'p1' }).pending()!;
+    const team = getWorkflow('math').createEpisode(modular, { episodeId: 'p2', config: { solvers: { mode: 'fixed', k: 2 } } }).pending()!;
+    expect(single.members[0].prompt).toBe('Problem: What is 7^100 mod 13?\nSolver 0: solve it. End with \\boxed{answer}.');
+    expect(single.members[0].prompt).toBe(team.members[0].prompt);
+    expect(single.members[0].role).toBe(team.members[0].role);
+  });
   it('math: one singleton answer event graded by the math grader', () => {
     const r = runEpisode(getWorkflow('single').createEpisode(modular, { episodeId: 's' }), () => 'so \\boxed{9.0}');
     expect(kinds(r)).toEqual(['answer']);
