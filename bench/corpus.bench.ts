@@ -4,23 +4,33 @@
  * The corpus is synthetic and written outside the timed region: FlashRAG-style JSONL
  * `{id, contents: "\"Title\"\ntext"}` whose passages are 100 words drawn from a Zipf-like
  * vocabulary of 50k words, the shape of the DPR / FlashRAG Wikipedia dump (21M passages of 100
- * words). Also timed alone: streaming and parsing the file without indexing (the reader's share).
- * Headline: passages_per_s of the whole build (goal >= 50k/s), passages_per_cpu_s (the same per
- * second of the build's CPU time: the unloaded figure on a shared machine), parse_only_per_s,
- * mb_per_s, index bytes per passage, query_ms (median top-k query of frequent words on the built
- * index), query_rare_ms (a question of rarer words), query_repeat_ms (a repeated search, from the
- * index's cache) and the load average when the build started.
+ * words). The two readers (src/core/data/corpusReader.ts: `worker`, the default, parses in a worker
+ * thread while the main thread inserts; `inline` parses on the main thread) build side by side,
+ * alternating, CORPUS_BENCH_ROUNDS times each (default 2), so a change of load hits both alike;
+ * the file's hash (the index's key) is timed once on its own. Also timed alone: reading and
+ * parsing the file without indexing, on the main thread and in the worker.
+ * Headline: passages_per_s (hash + the median worker build: the figure of the goal, >= 50k/s),
+ * passages_per_cpu_s (per second of the build's CPU time, every thread: the unloaded figure on a
+ * shared machine), inline_passages_per_s and worker_vs_inline (the median of the rounds' wall-time
+ * ratios), main_thread_cpu_inline_vs_worker (the inserting thread's CPU time, inline over worker:
+ * the worker's wall-time gain where a second core is free), parse_share (the inline parse's CPU
+ * over the inline build's), hash_s, parse_only_per_s,
+ * worker_read_per_s, mb_per_s, index bytes per passage, query_ms (median top-k query of frequent
+ * words on the built index), query_rare_ms (a question of rarer words), query_repeat_ms (a repeated
+ * search, from the index's cache) and the load average when the builds started and ended.
  * Run: `npm run bench -- corpus` (CORPUS_BENCH_PASSAGES=N to change the size; default 200k).
  */
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRng } from '../src/core/data/prng';
-import { corpusIndexPath, corpusProgressLine, openCorpusIndex, streamPassages } from '../src/core/data/corpusIndex';
+import { corpusIndexPath, corpusProgressLine, openCorpusIndex, streamPassages, type CorpusIndex } from '../src/core/data/corpusIndex';
+import { CORPUS_READER_NAMES, readPassageBatches, type CorpusReaderName } from '../src/core/data/corpusReader';
 import { fileSha256 } from '../src/core/data/datasetTasks';
 import { headline, median } from './lib';
 
 const PASSAGES = Number(process.env.CORPUS_BENCH_PASSAGES ?? 200_000);
+const ROUNDS = Number(process.env.CORPUS_BENCH_ROUNDS ?? 2);
 const WORDS = 100;
 const VOCAB = 50_000;
 
@@ -52,21 +62,55 @@ async function main(): Promise<void> {
     console.log(`corpus: ${PASSAGES} passages of ${WORDS} words, ${mb.toFixed(1)} MB`);
 
     let t0 = performance.now();
+    let cpu0 = process.cpuUsage();
     let parsed = 0;
     streamPassages(file, () => void parsed++);
     const parseS = (performance.now() - t0) / 1000;
-    console.log(`parse only: ${parsed} passages in ${parseS.toFixed(2)} s`);
-
-    const indexDir = join(dir, 'idx');
-    const load0 = loadavg()[0];
+    const parseCpuS = cpuSince(cpu0);
+    console.log(`parse only (main thread): ${parsed} passages in ${parseS.toFixed(2)} s, ${parseCpuS.toFixed(2)} s of CPU`);
     t0 = performance.now();
-    const cpu0 = process.cpuUsage();
-    const idx = openCorpusIndex(file, { dir: indexDir, onProgress: (p) => console.log(`  ${corpusProgressLine(p)}`) });
-    const buildS = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const buildCpuS = (cpu.user + cpu.system) / 1e6;
-    const bytes = statSync(corpusIndexPath(indexDir, fileSha256(file))).size;
-    console.log(`build (hash + parse + index + rename): ${buildS.toFixed(2)} s, ${buildCpuS.toFixed(2)} s of CPU; load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`);
+    let workerRead = 0;
+    readPassageBatches(file, (b) => void (workerRead += b.ids.length), 'worker');
+    const workerReadS = (performance.now() - t0) / 1000;
+    console.log(`parse only (worker thread): ${workerRead} passages in ${workerReadS.toFixed(2)} s`);
+
+    t0 = performance.now();
+    const sha256 = fileSha256(file, true);
+    const hashS = (performance.now() - t0) / 1000;
+    console.log(`hash: ${hashS.toFixed(2)} s`);
+
+    const load0 = loadavg()[0];
+    const builds: Record<CorpusReaderName, { s: number; cpuS: number; mainCpuS: number }[]> = { inline: [], worker: [] };
+    let idx: CorpusIndex | null = null;
+    let indexDir = '';
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const reader of CORPUS_READER_NAMES) {
+        idx?.close();
+        if (indexDir) rmSync(indexDir, { recursive: true, force: true });
+        indexDir = join(dir, `idx-${reader}-${round}`);
+        t0 = performance.now();
+        cpu0 = process.cpuUsage();
+        const main0 = mainThreadCpuS();
+        idx = openCorpusIndex(file, {
+          dir: indexDir,
+          sha256,
+          reader,
+          onProgress: (p) => (p.done ? console.log(`  ${reader}: ${corpusProgressLine(p)}`) : undefined),
+        });
+        builds[reader].push({ s: (performance.now() - t0) / 1000, cpuS: cpuSince(cpu0), mainCpuS: mainThreadCpuS() - main0 });
+        const b = builds[reader].at(-1)!;
+        console.log(
+          `build ${round + 1}/${ROUNDS} (${reader}): ${b.s.toFixed(2)} s, ${b.cpuS.toFixed(2)} s of CPU (${b.mainCpuS.toFixed(2)} s on the main thread); load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,
+        );
+      }
+    }
+    const load1 = loadavg()[0];
+    const medianOf = (reader: CorpusReaderName, k: 's' | 'cpuS' | 'mainCpuS'): number => median(builds[reader].map((b) => b[k]));
+    const workerVsInline = median(builds.worker.map((b, r) => builds.inline[r].s / b.s));
+    const bytes = statSync(corpusIndexPath(indexDir, sha256)).size;
+    const buildS = hashS + medianOf('worker', 's');
+    if (!idx) throw new Error('no build ran (CORPUS_BENCH_ROUNDS < 1)');
+    const built: CorpusIndex = idx;
     // Query time is linear in the passages the query's words occur in: FTS5 scores every match
     // (no WAND / MaxScore skipping). Worst case: frequent words of the Zipf vocabulary (each in
     // 14-88% of the passages); a question of rarer words (in 0-7%) is the common case.
@@ -77,7 +121,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < 10; r++) {
         for (const q of queries) {
           const tq = performance.now();
-          idx.search(q, round(r));
+          built.search(q, round(r));
           times.push(performance.now() - tq);
         }
       }
@@ -87,24 +131,50 @@ async function main(): Promise<void> {
     const queryMs = timeQueries(frequent);
     const queryRareMs = timeQueries(['which torvel river solbri', 'where was kalozen born']);
     const queryRepeatMs = timeQueries(frequent, () => 5);
-    idx.close();
+    built.close();
     headline('corpus', {
       passages: PASSAGES,
       passages_per_s: PASSAGES / buildS,
-      // Passages per second of the build's own CPU time: what an unloaded core gives (the machines
-      // are shared: wall time swings 3x with the load, CPU time less).
-      passages_per_cpu_s: PASSAGES / buildCpuS,
+      // Passages per second of the build's own CPU time, every thread: what unloaded cores give
+      // (the machines are shared: wall time swings 3x with the load, CPU time less).
+      passages_per_cpu_s: PASSAGES / (hashS + medianOf('worker', 'cpuS')),
+      inline_passages_per_s: PASSAGES / (hashS + medianOf('inline', 's')),
+      inline_passages_per_cpu_s: PASSAGES / (hashS + medianOf('inline', 'cpuS')),
+      worker_vs_inline: workerVsInline,
+      // The inserting thread's CPU time, inline over worker: the wall-time gain of the worker
+      // where a second core is free (the insert thread is then the whole critical path).
+      main_thread_cpu_inline_vs_worker: medianOf('inline', 'mainCpuS') / medianOf('worker', 'mainCpuS'),
+      parse_share: parseCpuS / medianOf('inline', 'cpuS'),
+      hash_s: hashS,
       parse_only_per_s: parsed / parseS,
+      worker_read_per_s: workerRead / workerReadS,
       mb_per_s: mb / buildS,
       index_bytes_per_passage: bytes / PASSAGES,
       query_ms: queryMs,
       query_rare_ms: queryRareMs,
       query_repeat_ms: queryRepeatMs,
       load_avg: load0,
+      load_avg_end: load1,
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** CPU seconds of this process's main thread (Linux: /proc/self/task/<pid>/stat utime + stime, 100 ticks a second); NaN elsewhere. */
+function mainThreadCpuS(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) ": field 3 is state
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: fields 14 and 15 of the whole line
+  } catch {
+    return NaN;
+  }
+}
+
+function cpuSince(cpu0: NodeJS.CpuUsage): number {
+  const c = process.cpuUsage(cpu0);
+  return (c.user + c.system) / 1e6;
 }
 
 void main();

@@ -9,10 +9,10 @@
  * - `decode_speedup`: KV-cache decoding vs re-running the full forward every step (sampleHf
  *   `decode: 'kv'` vs `'full'`), a batch of 8 prompts of 16 tokens, 128 new tokens, no stop ids
  *   (goal >= 20). Batch 8 is the honest setting: the lab decodes a group of rollouts per step, and
- *   a step's cost on wasm is ~280 small kernels plus one read of the weights whatever the batch,
- *   while the full recompute grows with the rows (at batch 1 the ratio is ~8-9).
+ *   a step's cost on wasm is ~216 small kernels plus one read of the weights whatever the batch,
+ *   while the full recompute grows with the rows (at batch 1 the ratio is ~6-9).
  *   `decode_speedup_cpu` is the same ratio in this process's CPU time, which other processes'
- *   load does not inflate.
+ *   load does not inflate. `decode_speedup_b1` (and `_b1_cpu`): the same for one prompt.
  * - `score_roofline_frac`: teacher-forced scoring (scoreHf, 4 x 128 tokens) in useful FLOP/s
  *   (2 x params of every linear and the head per token, plus causal attention 2 x 2 x hd x
  *   (t+1) per head per token) / the FLOP/s of one plain tf.matMul of the MLP's shape
@@ -142,16 +142,22 @@ async function main(): Promise<void> {
 
     // 1. KV-cache decoding vs full recomputation.
     const model = HfModel.fromSource(config, openTensorSource(dir));
-    const prompt = Array.from({ length: 8 }, () => ids(16));
     const newTokens = 128;
-    const run = (decode: DecodeMode) => () => void sampleHf(model, prompt, { maxNewTokens: newTokens, temperature: 1, seed: 1, decode });
-    run('kv')(); // warm-up
-    const kv = [timed(run('kv')), timed(run('kv'))];
-    const full = timed(run('full'));
-    kv.push(timed(run('kv')), timed(run('kv')));
-    const kvMs = median(kv.map((k) => k.ms));
-    const kvCpu = median(kv.map((k) => k.cpu));
-    console.log(`decode: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${prompt.length} x ${newTokens} tokens`);
+    /** KV vs full decoding of `rows` prompts of 16 tokens: two KV runs, the full run, two more KV runs (medians; load drifts). */
+    const decodeRatio = (rows: number) => {
+      const prompt = Array.from({ length: rows }, () => ids(16));
+      const run = (decode: DecodeMode) => () => void sampleHf(model, prompt, { maxNewTokens: newTokens, temperature: 1, seed: 1, decode });
+      run('kv')(); // warm-up
+      const kv = [timed(run('kv')), timed(run('kv'))];
+      const full = timed(run('full'));
+      kv.push(timed(run('kv')), timed(run('kv')));
+      const kvMs = median(kv.map((k) => k.ms));
+      const kvCpu = median(kv.map((k) => k.cpu));
+      console.log(`decode: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${rows} x ${newTokens} tokens`);
+      return { speedup: full.ms / kvMs, speedupCpu: full.cpu / kvCpu, tokS: ((rows * newTokens) / kvMs) * 1e3 };
+    };
+    const dec8 = decodeRatio(8);
+    const dec1 = decodeRatio(1);
 
     // 2. Scoring FLOP rate vs the backend's plain matmul rate.
     const B = 4;
@@ -219,15 +225,17 @@ async function main(): Promise<void> {
         `textbook minimum per 1k tokens ${(est.activationBytesPer1kTokens / 1e6).toFixed(1)} MB; KV cache ${(kvPer1k / 1e6).toFixed(2)} MB per 1k tokens, estimate ${(est.kvCacheBytesPer1kTokens / 1e6).toFixed(2)} MB`,
     );
     headline('hf', {
-      decode_speedup: full.ms / kvMs,
-      decode_speedup_cpu: full.cpu / kvCpu,
+      decode_speedup: dec8.speedup,
+      decode_speedup_cpu: dec8.speedupCpu,
+      decode_speedup_b1: dec1.speedup,
+      decode_speedup_b1_cpu: dec1.speedupCpu,
       score_roofline_frac: scoreRate / matmulRate,
       memory_vs_estimate: peak / estPlain,
       memory_vs_estimate_recompute: peakRe / estRe,
       recompute_memory_ratio: peakRe / peak,
       memory_vs_minimal: actPer1k / est.activationBytesPer1kTokens,
       kv_vs_estimate: kvPer1k / est.kvCacheBytesPer1kTokens,
-      kv_tok_s: ((prompt.length * newTokens) / kvMs) * 1e3,
+      kv_tok_s: dec8.tokS,
       score_gflop_s: scoreRate / 1e9,
       matmul_gflop_s: matmulRate / 1e9,
     });

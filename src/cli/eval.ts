@@ -33,6 +33,7 @@ import type { ParsedArgs } from './args';
 import { dbPathOf, fixed, getRunOrThrow, num, openLabForReading, runArg, table } from './lab';
 import { evaluationTable } from './show';
 import { configFromArgs } from './train';
+import { corpusProgressLine } from '../shared/corpusProgress';
 
 export const EVAL_OPTIONS = ['db', 'checkpoint', 'data', 'format', 'workflow', 'corpus', 'model', 'run', 'policy', 'n', 'limit', 'preset', 'config'];
 export const EVAL_FLAGS = ['json'];
@@ -213,8 +214,7 @@ export async function evalCommand(args: ParsedArgs, out: Out): Promise<void> {
   const t0 = performance.now();
   const envOptions: EnvironmentOptions = {
     indexDir,
-    onIndexProgress: (p) =>
-      out(`indexing corpus: ${p.passages} passages, ${fixed((100 * p.bytesRead) / Math.max(1, p.totalBytes), 1)}%, ${Math.round(p.passages / Math.max(1e-3, p.elapsedMs / 1000))} passages/s`),
+    onIndexProgress: (p) => out(corpusProgressLine(p)),
   };
   const { result, who } = await POLICY_SOURCES[source](config, args, envOptions, out);
   const benchmarks = config.tasks.eval.map((e) => (typeof e === 'string' ? e : e.dataset)).join(', ');

@@ -6,6 +6,7 @@
  * message of step record s says n = s + 1; the final evaluation is "after S steps". Tests: test/cli/train.test.ts (plain lines), progress line by example.
  */
 import type { EngineMessage } from '../core/host/messages';
+import { corpusProgressBarText, corpusProgressFigures } from '../shared/corpusProgress';
 import { updatesDone } from '../shared/stepConvention';
 import { duration, fixed } from './lab';
 
@@ -64,6 +65,13 @@ export class ProgressView {
       case 'log':
         this.line(`${msg.level === 'info' ? '' : `${msg.level}: `}${msg.line}`);
         return;
+      case 'indexProgress':
+        // On a terminal a bar over the corpus file while the index builds; elsewhere the engine's
+        // log line every few seconds says the same.
+        if (!this.tty) return;
+        if (msg.done) return this.clear();
+        this.bar(corpusProgressFigures(msg).fraction, ` ${corpusProgressBarText(msg)}`);
+        return;
     }
   }
 
@@ -74,8 +82,13 @@ export class ProgressView {
   private draw(done: number, total: number, perStep: number, eta: string): void {
     const text =
       ` step ${done}/${total}  reward ${fixed(this.lastReward)}  eval ${fixed(this.lastEval)}` + `  ${fixed(perStep, 2)} s/step  ETA ${eta}`;
+    this.bar(done / Math.max(1, total), text);
+  }
+
+  /** One line redrawn in place: `[####......]` for `fraction`, then `text`. */
+  private bar(fraction: number, text: string): void {
     const width = Math.max(10, Math.min(30, this.tty!.columns - text.length - 3));
-    const filled = Math.round((width * done) / Math.max(1, total));
+    const filled = Math.round(width * Math.min(1, Math.max(0, fraction)));
     this.tty!.write(`\r\x1b[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]${text}`);
     this.drawn = true;
   }

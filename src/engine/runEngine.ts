@@ -107,10 +107,12 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     const resume = prepareStart(store, req, dirname(resolve(req.dbPath)));
     if (resume) log(`resuming from the checkpoint of step ${resume.step} (${resume.dir})`);
     // A corpus index build (once per corpus file) holds the event loop for minutes: beat the lease
-    // from its progress calls, and log a line at most every 5 s (the CLI and the UI's log show it).
+    // from its progress calls, send each (the dashboard's bar), and log a line at most every 5 s
+    // (the CLI and the UI's log show it).
     let lastIndexLog = -Infinity;
     const onIndexProgress = (p: CorpusProgress): void => {
       if (!keeper.beat()) throw new LeaseLost();
+      send({ type: 'indexProgress', ...p });
       if (!p.done && performance.now() - lastIndexLog < 5000) return;
       lastIndexLog = performance.now();
       log(corpusProgressLine(p));

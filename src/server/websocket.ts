@@ -37,6 +37,7 @@ const WHEN_CONGESTED = {
   status: 'send',
   runs: 'send',
   log: 'drop',
+  indexProgress: 'drop',
 } as const satisfies Record<LabPush['type'], 'send' | 'drop'>;
 
 export interface PushSocket {

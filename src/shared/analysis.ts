@@ -1,5 +1,5 @@
 /**
- * Pure helpers over API DTOs shared by the renderer and the report builder: EMA smoothing with
+ * Pure helpers over the API's records shared by the renderer and the report builder: EMA smoothing with
  * bias correction, config flattening and diffs, and the paper-style evaluation table (benchmarks
  * as columns, Avg@n / Pass@n, macro average, mean ± sample std over seeds of runs that share a
  * config apart from seed and name).

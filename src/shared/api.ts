@@ -13,24 +13,18 @@
  */
 import { z } from 'zod';
 import { API_METHODS, type ApiMethod } from './apiMethods';
-import type { CheckpointInfo, EpisodeDetail, EventDetail, EventPage, StoredEvaluation, TokensWithText } from './records';
+import type { CorpusProgress } from './corpusProgress';
+import type { CheckpointInfo, EpisodeDetail, EventDetail, EventFilter, EventPage, RunStatus, StoredEvaluation, TokensWithText } from './records';
 import type { SuiteDetail, SuiteSummary } from './suites';
 import type { Wire } from './wire';
 
 export { API_METHODS, type ApiMethod } from './apiMethods';
+export { RUN_STATUSES, type RunStatus, type EventFilter } from './records';
 export type { SuiteDetail, SuiteEntry, SuiteSummary, SuiteTable, SuiteTableRow } from './suites';
 export type { Wire } from './wire';
 
 // ---------------------------------------------------------------------------------------------
 // Outputs: the domain records (records.ts) as the store returns them, and the views computed here
-
-/**
- * The store's run statuses plus `queued`: a run waiting for an engine slot of its lab host (the
- * engine limit, host/engineLimit.ts). `queued` is not stored in the runs table; the host derives it
- * from the run's live `queued` lease (store/leases.ts), so it ends with the host that queued it.
- */
-export const RUN_STATUSES = ['created', 'queued', 'running', 'paused', 'completed', 'failed', 'interrupted', 'stopped'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** One row of the runs table. */
 export interface RunSummary {
@@ -150,7 +144,9 @@ export type LabPush =
   | { type: 'status'; runId: number; status: RunStatus; error: string | null }
   /** Runs were created or deleted: refresh the list. */
   | { type: 'runs' }
-  | { type: 'log'; runId: number; level: 'info' | 'warn' | 'error'; line: string };
+  | { type: 'log'; runId: number; level: 'info' | 'warn' | 'error'; line: string }
+  /** The run's engine is indexing its corpus file (before its first step): the dashboard's bar. */
+  | ({ type: 'indexProgress'; runId: number } & CorpusProgress);
 
 // ---------------------------------------------------------------------------------------------
 // Inputs (validated at the boundary)
@@ -172,8 +168,7 @@ const eventFilterSchema = z
     parseFailures: z.boolean().optional(),
     split: z.enum(['train', 'eval']).optional(),
   })
-  .strict();
-export type EventFilterInput = z.input<typeof eventFilterSchema>;
+  .strict() satisfies z.ZodType<EventFilter>; // records.ts's EventFilter: the store's query type, validated here
 
 export const apiInputSchemas = {
   listRuns: z.object({}).strict(),

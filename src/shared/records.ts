@@ -6,11 +6,32 @@
  * unchanged (src/shared/api.ts; typed arrays become number arrays once, in wire.ts), and the
  * renderer reads the same types. Ids are the database's row ids.
  *
- * Not here: the store-only shapes (a step's write batch, run rows and patches, filters:
+ * Also the vocabularies every layer shares: a run's status (RUN_STATUSES, the one list the
+ * store, host, engine protocol, API and screens use) and the trace list's filter (EventFilter:
+ * the store's query, the API's validated input and the viewer's form all have this type).
+ *
+ * Not here: the store-only shapes (a step's write batch, run rows and patches, page requests:
  * src/core/store/records.ts) and the API's computed views (run summary, series: api.ts).
- * Browser-safe: no Node imports (test/layering.test.ts). Type-only; checked by tsc and by the
- * store and API tests that read them (test/core/store/*.test.ts, test/server/server.test.ts).
+ * Browser-safe: no Node imports (test/layering.test.ts). Types and one constant list; checked by
+ * tsc and by the store and API tests that read them (test/core/store/*.test.ts,
+ * test/server/server.test.ts).
  */
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+/**
+ * A run's status. The runs table stores every one but `queued` (its CHECK constraint, migrations 1
+ * and 3); `queued` is a run waiting for an engine slot of its lab host (host/engineLimit.ts),
+ * derived by the host from the run's live `queued` lease (store/leases.ts), so it ends with the
+ * host that queued it. In the order the runs list offers them as filters.
+ */
+export const RUN_STATUSES = ['created', 'queued', 'running', 'paused', 'completed', 'stopped', 'interrupted', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+/** The statuses a runs row can hold: every one but the host-derived `queued`. */
+export type StoredRunStatus = Exclude<RunStatus, 'queued'>;
+/** Statuses a run can be resumed from (with its checkpoint and exact-resume state). */
+export const RESUMABLE_STATUSES: readonly RunStatus[] = ['interrupted', 'stopped', 'failed'];
 
 // ---------------------------------------------------------------------------------------------
 // Written by the trainer (one step's episodes, through the store's StepRecord)
@@ -108,6 +129,26 @@ export interface EvaluationRecord {
 export interface EventCursor {
   step: number;
   id: number;
+}
+
+/** Filters of the trace list; every field optional, all given fields must hold (api.ts validates it). */
+export interface EventFilter {
+  fromStep?: number;
+  toStep?: number;
+  kind?: string | string[];
+  /** Expected cardinality K. */
+  k?: number;
+  minReward?: number;
+  maxReward?: number;
+  /** 'any': clipped low or high; 'none': not clipped. */
+  clipped?: 'low' | 'high' | 'any' | 'none';
+  /** Events with at least one member of this role. */
+  role?: string;
+  /** Event validity: complete (true) or dropped (false). */
+  complete?: boolean;
+  /** true: at least one member's output failed to parse; false: every member parsed. */
+  parseFailures?: boolean;
+  split?: EpisodeRecord['split'];
 }
 
 /** An event without its members: one row of the trace list. */

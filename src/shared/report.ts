@@ -1,5 +1,5 @@
 /**
- * Run reports from API DTOs: a self-contained HTML page (inline CSS, charts as inline SVG, no
+ * Run reports from the API's records: a self-contained HTML page (inline CSS, charts as inline SVG, no
  * script, nothing fetched), Markdown, and CSV of metrics and of events. PDF is this HTML printed
  * by a browser (the web server's headless Chromium). Pure string building, browser-safe, so the
  * host (LabService.exportReport) and, if wanted, the renderer can both build reports.

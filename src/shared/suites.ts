@@ -17,8 +17,7 @@
  * Tests: test/shared/suiteTable.test.ts (hand-computed values).
  */
 import type { MeanStd } from './analysis';
-import type { RunStatus } from './api';
-import type { StoredEvaluation } from './records';
+import type { RunStatus, StoredEvaluation } from './records';
 import { pairedDifference, type PairedDifference } from './pairedStats';
 
 /** A cell of a suite: one row at one seed, and the run it became (null until created). */
@@ -28,7 +27,7 @@ export interface SuiteEntry {
   seed: number;
   runId: number | null;
   /** The run's status; `pending` before the run exists. */
-  status: RunStatus | 'queued' | 'pending';
+  status: RunStatus | 'pending';
   /** Last committed step (-1 none) and the run's step count. */
   lastStep: number;
   steps: number;

@@ -8,7 +8,8 @@
  * - the trace viewer explains itself: the event card's set log-ratio, clip rule and group
  *   advantage recomputed here from the API's records; sorting by contribution |A·ρ|; a step
  *   opened from a curve point ranked by contribution; kind/role filters of the run's workflow;
- *   the "?" overlay; a revision member labelled "reviser (solver)"; the list growing live;
+ *   the split filter showing the evaluation episodes stored at each evaluation; the "?" overlay;
+ *   a revision member labelled "reviser (solver)"; the list growing live;
  * - the connection: a token-less or wrong-token address gets a page that says what to open; the
  *   server stopped under an open page shows a banner, New run stops saying "valid"; the server
  *   back and Retry clear it; a server with another token makes the banner say the page's token
@@ -37,6 +38,7 @@ import { makeStep } from '../core/store/fixtures/makeStep';
 // Browser globals used inside page callbacks (they run in Chromium; this file is type-checked without the DOM lib).
 interface El {
   textContent: string | null;
+  getAttribute(name: string): string | null;
 }
 declare const document: { querySelector(s: string): El | null; querySelectorAll(s: string): ArrayLike<El> & Iterable<El> };
 
@@ -165,7 +167,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
   it('the event card works its numbers out: set log-ratio from the members, clip rule for the sign, the group\'s rewards', async () => {
     const objective = (await service.call('getRun', { runId: done })).config.objective as { clipLow: number; clipHigh: number };
     // An event with a ratio and a non-zero advantage (an update reached it, its group's rewards differ).
-    const events = await allEvents(done, { complete: true });
+    const events = await allEvents(done, { complete: true, split: 'train' }); // the view's default split
     const target = events.find((e) => e.ratio !== null && e.advantage !== null && Math.abs(e.advantage) > 1e-6);
     expect(target, 'an updated event with a non-zero advantage').toBeDefined();
     const e = target!;
@@ -203,7 +205,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
 
   it('sorts by contribution |A·ρ|; a step opened from a curve point is ranked by it', async () => {
     const step = 1;
-    const events = await allEvents(done, { fromStep: step, toStep: step });
+    const events = await allEvents(done, { fromStep: step, toStep: step, split: 'train' });
     const contrib = (x: EventSummary) => (x.advantage === null || x.ratio === null ? null : Math.abs(x.advantage * x.ratio));
     const ranked = events.filter((x) => contrib(x) !== null).sort((a, b) => contrib(b)! - contrib(a)!);
     // From a curve point: ?step=N only.
@@ -211,6 +213,8 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await page.waitForFunction(() => /ranked by contribution/.test(document.querySelector('.sort-note')?.textContent ?? ''));
     // Every event of the step is loaded (the count), the rows in view are in rank order, the top one first.
     await page.waitForFunction((n) => (document.querySelector('.list .count')?.textContent ?? '').trim().startsWith(`${n} events`), events.length);
+    // The previous test's step can list as many events: wait for this step's top row rather than read the old list.
+    await page.waitForFunction((id) => document.querySelector('tr[data-event]')?.getAttribute('data-event') === id, String(ranked[0].id));
     expect(await page.getAttribute('tr[data-event]', 'data-event')).toBe(String(ranked[0].id));
     const values = await page.$$eval('tr[data-event] td.contrib', (tds) => tds.map((td) => td.textContent ?? ''));
     const numeric = values.filter((v) => v !== '').map(Number);
@@ -233,14 +237,15 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await shot('sorted');
   });
 
-  it('filters offer the run\'s own workflow; no eval split that would always be empty; "?" lists every key', async () => {
+  it('filters offer the run\'s own workflow and the training / evaluation split; "?" lists every key', async () => {
     await go(`#/runs/${done}/trace`);
     await page.waitForSelector('.trace-event');
     const kinds = await page.$$eval('select[name="kind"] option', (os) => os.map((o) => o.getAttribute('value')));
     expect(kinds.filter(Boolean).sort()).toEqual(['aggregate', 'revise', 'router', 'solve', 'verify']);
     const roles = await page.$$eval('select[name="role"] option', (os) => os.map((o) => o.getAttribute('value')));
     expect(roles.filter(Boolean).sort()).toEqual(['aggregator', 'router', 'solver', 'verifier']);
-    expect(await page.locator('select[name="split"]').count()).toBe(0);
+    const splits = await page.$$eval('select[name="split"] option', (os) => os.map((o) => o.getAttribute('value')));
+    expect(splits).toEqual(['train', 'eval']);
     await page.keyboard.press('?');
     await page.waitForSelector('.help[role="dialog"]');
     const keys = await page.$$eval('.help-key kbd', (ks) => ks.map((k) => k.textContent));
@@ -248,6 +253,31 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await shot('help');
     await page.keyboard.press('Escape');
     await page.waitForSelector('.help', { state: 'detached' });
+  });
+
+  it('the eval split lists the events of the episodes each evaluation stored, at its step', async () => {
+    const evalEvents = await allEvents(done, { split: 'eval' });
+    // WARM evaluates every 2 steps of 3: before steps 0 and 2, and the final evaluation (step 3).
+    expect([...new Set(evalEvents.map((e) => e.step))]).toEqual([0, 2, 3]);
+    for (const e of evalEvents) expect([e.advantage, e.ratio]).toEqual([null, null]);
+    const trainEvents = await allEvents(done, { split: 'train' });
+    expect(trainEvents.length + evalEvents.length).toBe((await allEvents(done)).length);
+    // Filters cleared (an earlier test left a step range), then the address asks for the eval split.
+    await go(`#/runs/${done}/trace`);
+    await page.click('.filters button:has-text("Clear")');
+    await go(`#/runs/${done}/trace?split=eval`);
+    await page.waitForFunction((n) => (document.querySelector('.list .count')?.textContent ?? '').trim().startsWith(`${n} events`), evalEvents.length);
+    await page.waitForFunction((id) => document.querySelector('tr[data-event]')?.getAttribute('data-event') === id, String(evalEvents[0].id));
+    expect(await page.locator('.eval-note').count()).toBe(1);
+    await page.click(`tr[data-event="${evalEvents[0].id}"]`);
+    await page.waitForFunction((key) => document.querySelector('.trace-event .event-key')?.textContent === key, evalEvents[0].key);
+    expect(await page.locator('.trace-event .member').count()).toBeGreaterThan(0);
+    await shot('eval-split');
+    // Back to training: its first event, no evaluation note.
+    await page.selectOption('select[name="split"]', 'train');
+    await page.click('.filters .apply');
+    await page.waitForFunction((id) => document.querySelector('tr[data-event]')?.getAttribute('data-event') === id, String(trainEvents[0].id));
+    expect(await page.locator('.eval-note').count()).toBe(0);
   });
 
   it('a revision member is labelled "reviser (solver)"', async () => {

@@ -2,7 +2,8 @@
  * A run over a corpus file builds the corpus index in its engine (src/engine/runEngine.ts ->
  * Trainer -> buildEnvironment -> openCorpusIndex) and reports the build as log messages, the
  * lines `srpo-lab train` prints and the UI's log shows: one mid-build line (passages, %, rate,
- * ETA), then the line of the complete index, both before the engine says ready. The index is
+ * ETA), then the line of the complete index, both before the engine says ready, and each report
+ * as an `indexProgress` message (the dashboard's bar; the last one done). The index is
  * kept in `<db file>.corpora` beside the database, so a resume finds it and does not index again.
  * A real forked engine (tiny random model); the run is stopped once ready.
  */
@@ -41,6 +42,15 @@ describe('corpus index progress in the engine', () => {
     expect(lines.at(-1)).toMatch(new RegExp(`^indexing corpus: ${n} passages, 100\\.0%, \\d+ passages/s, done in \\d+ (s|min)$`));
     const readyAt = first.messages.findIndex((m) => m.type === 'ready');
     expect(first.messages.findIndex((m) => m.type === 'log' && m.line === lines.at(-1))).toBeLessThan(readyAt);
+    // The same reports as structured messages, for the dashboard's bar: each one, the last marked done, all before ready.
+    const reports = first.messages.flatMap((m, i) => (m.type === 'indexProgress' ? [{ ...m, i }] : []));
+    expect(reports.map((r) => [r.passages, r.done])).toEqual([
+      [100_000, false],
+      [n, true],
+    ]);
+    expect(reports[0].bytesRead).toBeLessThanOrEqual(reports[0].totalBytes);
+    expect(reports[1].bytesRead).toBe(reports[1].totalBytes);
+    expect(reports[1].i).toBeLessThan(readyAt);
     expect(readdirSync(`${dbPath}.corpora`)).toEqual([`corpus-${fileSha256(corpus)}.sqlite`]);
 
     const resumed = startRecorded(store, dbPath, runId, 'resume');

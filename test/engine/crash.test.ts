@@ -2,7 +2,7 @@
  * An engine killed with SIGKILL mid-run: the host marks the run interrupted, resuming continues
  * from the last checkpoint, and in the end every step 0..steps is committed exactly once, the
  * database is intact, the config snapshot unchanged, and (CPU backends are deterministic) the
- * metrics equal those of the same run trained without interruption.
+ * metrics and the evaluations' stored episodes equal those of the same run trained without interruption.
  */
 import { describe, expect, it } from 'vitest';
 import { duplicatedSteps, integrityCheck, isStep, newRun, startRecorded, tempLab, tinyConfig } from './helpers';
@@ -55,6 +55,11 @@ describe('engine crash (kill -9) and resume', () => {
     expect(store.evaluations(runId).map(({ step, benchmark, avgAtN, passAtN }) => ({ step, benchmark, avgAtN, passAtN }))).toEqual(
       store.evaluations(cleanId).map(({ step, benchmark, avgAtN, passAtN }) => ({ step, benchmark, avgAtN, passAtN })),
     );
+    // The evaluations' stored episodes (a kill may land between an evaluation's commit and its step's): the twin's rows.
+    const evalEpisodes = (id: number) =>
+      store.db.raw.prepare("SELECT step, key, reward, correct, final_answer FROM episodes WHERE run_id = ? AND split = 'eval' ORDER BY step, key").all(id);
+    expect(evalEpisodes(runId).length).toBeGreaterThan(0);
+    expect(evalEpisodes(runId)).toEqual(evalEpisodes(cleanId));
     store.close();
   }, 120_000);
 });

@@ -162,7 +162,7 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     expect(runs.json.value[0]).toMatchObject({ id: runId, status: 'completed', preset: 'math-quick', workflow: 'math', objective: 'srpo', steps: 4, lastStep: 4 });
     const series = await api('metricSeries', { runId, keys: ['reward/mean', 'eval/macro/avg'], maxPoints: 100 });
     expect(series.json.value['reward/mean'].length).toBeGreaterThanOrEqual(4);
-    const page = await api('listEvents', { runId, filter: { kind: 'solve', k: 2 }, limit: 5 });
+    const page = await api('listEvents', { runId, filter: { kind: 'solve', k: 2, split: 'train' }, limit: 5 }); // eval episodes store no tokens by default
     expect(page.json.value.events.length).toBeGreaterThan(0);
     const event = await api('getEvent', { eventId: page.json.value.events[0].id });
     expect(event.json.value.members).toHaveLength(2);

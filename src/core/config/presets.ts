@@ -84,6 +84,7 @@ export const PRESET_NAMES = [
   'math-per-role-grpo',
   'math-drmas',
   'math-srpo',
+  'math-ablation',
   'math-k1',
   'math-k3',
   'math-setnorm-sum',
@@ -103,7 +104,7 @@ export const SEARCH_PAPER_EVAL = ['nq', 'triviaqa', 'popqa', 'hotpotqa', '2wiki'
  * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
 const QUICK_MODEL = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
 
-/** The real-model presets' adapter: LoRA r 16 on every linear, as peft writes it (dropout 0: the lab refuses > 0). */
+/** The real-model presets' adapter: LoRA r 16 on every linear, as peft writes it (dropout 0, peft's default; masks cost CPU time: hf/loraDropout.ts). */
 const PAPER_LORA = {
   kind: 'lora' as const,
   r: 16,
@@ -300,8 +301,20 @@ export const PRESETS = {
     base: 'math-quick',
     patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'srpo' } },
   },
-  'math-k1': { description: 'Ablation: K = 1 (division of labour only)', base: 'math-quick', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 1 }, maxLoops: 1 } } } },
-  'math-k3': { description: 'Ablation: K = 3 (joint co-evolution)', base: 'math-quick', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 } } } },
+  // The ablations' base: math-quick warm-started on episodes of K = 1, 2 and 3 (mixed K), so that
+  // K = 1 and K = 3 start from a team that has seen that many solver outputs. math-quick's own
+  // warm start only ever saw K = 2: from it, K = 3 starts at 0.000 Avg@4 and the ablation measures
+  // the mismatch (docs/RESULTS.md, Table 3).
+  'math-ablation': {
+    description: 'Ablation base: math-quick with K drawn from {1, 2, 3} per episode, warm-started on the same mix',
+    base: 'math-quick',
+    patch: {
+      workflow: { name: 'math', options: { solvers: { mode: 'mixed', ks: [1, 2, 3] }, maxLoops: 1 } },
+      policies: { init: `${WARMSTART_DIR}/math-tiny-k123` },
+    },
+  },
+  'math-k1': { description: 'Ablation: K = 1 (division of labour only)', base: 'math-ablation', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 1 }, maxLoops: 1 } } } },
+  'math-k3': { description: 'Ablation: K = 3 (joint co-evolution)', base: 'math-ablation', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 } } } },
   'math-setnorm-sum': { description: 'Ablation: sum set normalisation (c = 1)', base: 'math-k3', patch: { objective: { setNorm: 'none' } } },
   'math-setnorm-mean': { description: 'Ablation: mean set normalisation (c = 1/K)', base: 'math-k3', patch: { objective: { setNorm: 'mean' } } },
   'math-setnorm-sqrt': { description: 'Ablation: sqrt set normalisation (c = 1/sqrt(K), SRPO)', base: 'math-k3', patch: { objective: { setNorm: 'sqrt' } } },
@@ -333,10 +346,19 @@ function mergeChecked<T extends Record<string, unknown>>(base: T, patch: Record<
 /** The unresolved input of a preset (its base chain merged), for diffs and the UI's form. */
 export function presetInput(name: string): Record<string, unknown> {
   const preset = getPreset(name);
-  const base = preset.base ? presetInput(preset.base) : {};
+  // A copy: a merge shares sub-objects with the PRESETS constants, and the switches below delete keys.
+  const base = preset.base ? structuredClone(presetInput(preset.base)) : {};
   const patch = preset.patch as Record<string, unknown> & { workflow?: { name?: string } };
-  // A preset that switches workflow starts that workflow's options afresh (they do not mix).
+  // A preset that switches workflow starts that workflow's options afresh (they do not mix), and
+  // one that switches a K mode (`solvers.mode`: fixed / mixed / router) drops the old mode's fields,
+  // as a --set does (overrides.ts).
   if (patch.workflow?.name && patch.workflow.name !== (base.workflow as { name?: string } | undefined)?.name) delete base.workflow;
+  const baseOptions = (base.workflow as { options?: Record<string, unknown> } | undefined)?.options;
+  const patchOptions = (patch.workflow as { options?: Record<string, unknown> } | undefined)?.options;
+  for (const [key, value] of Object.entries(patchOptions ?? {})) {
+    const old = baseOptions?.[key] as { mode?: unknown } | undefined;
+    if (value && typeof value === 'object' && 'mode' in value && old?.mode !== undefined && old.mode !== (value as { mode: unknown }).mode) delete baseOptions![key];
+  }
   return mergeConfig(base, patch);
 }
 

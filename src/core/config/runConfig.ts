@@ -3,7 +3,8 @@
  * new-run form shows as help) with its meaning and a sensible range, validated at every boundary
  * (CLI, API, engine start) and stored frozen with every run. `resolveRunConfig` is the only way
  * in: it fills defaults, validates the workflow's own options through that workflow's schema, and
- * throws an error naming the field, the value and what is allowed.
+ * throws an error naming the field, the value and what is allowed (a FieldProblemsError,
+ * util/schemaError.ts: that text, and each field's path and sentence as data for the API's form).
  *
  * Not here: the named presets (presets.ts), the trainer that reads this (src/core/train).
  * Tests: test/core/config/describe.test.ts (every field has a description).
@@ -17,7 +18,7 @@ import { MODEL_PRESET_NAMES } from '../models/config';
 import { POLICY_SET_KINDS } from '../models/policySet';
 import { objectiveConfigSchema } from '../srpo/config';
 import { assertNoForbiddenKeys, forbiddenKeyMessage, isForbiddenKey } from '../../shared/inputGuards';
-import { formatSchemaError } from '../util/schemaError';
+import { FieldProblemsError, schemaError } from '../util/schemaError';
 import { getWorkflow, WORKFLOW_NAMES } from '../workflows/registry';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -123,7 +124,12 @@ export const runConfigSchema = z
               .describe("Linears adapted in every layer (peft target_modules): q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or ['all-linear'].")
               .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
             rslora: z.boolean().describe('use_rslora: scale alpha / sqrt(r) instead of alpha / r (steadier at high ranks).').default(false),
-            dropout: z.number().min(0).max(0).describe('lora_dropout: must be 0 (the training path has no per-step dropout stream).').default(0),
+            dropout: z
+              .number()
+              .min(0)
+              .lt(1)
+              .describe("lora_dropout: dropout on each adapted linear's input before A, in the update's gradient pass only (never in sampling, old log-probs or evaluation), as peft. 0 (off) .. < 1; 0.05-0.1 typical.")
+              .default(0),
           })
           .strict()
           .describe('LoRA adapters over one frozen base in memory: shared sharing trains one adapter, per-role one per role; the KL reference is the base with adapters off. null: full fine-tuning (every weight trained). Hugging Face models only.')
@@ -197,9 +203,26 @@ export const runConfigSchema = z
         batchEpisodes: int(1, 100_000)
           .describe('Most evaluation episodes sampled in one batch (queries x n, split by query); lower it when evaluation runs out of memory. 1..100000.')
           .default(160),
+        storeEpisodes: z
+          .boolean()
+          .describe(
+            "Store each evaluation's episodes (their events and members: prompts, outputs, parse results, rewards) with the evaluation, for the trace viewer's eval split. Off: only the Avg@n / Pass@n results are kept.",
+          )
+          .default(true),
+        storeQueries: int(0, 10_000)
+          .describe(
+            'Most queries per benchmark whose n episodes each evaluation stores (the first of its eval set; 0: none), so a large evaluation stays small in the database: ~1.6 kB an episode on math-quick, so 64 queries x n = 16 is ~1.6 MB per benchmark and evaluation. 0..10000.',
+          )
+          .default(64),
+        storeTokens: z
+          .boolean()
+          .describe(
+            "Also store the stored eval episodes' token ids and sampler log-probs on the steps that store token detail (tokenDetailEvery): ~3x the bytes (~4.9 kB an episode on math-quick). Token counts are always stored.",
+          )
+          .default(false),
       })
       .strict()
-      .default({ every: 10, n: 4, queries: 32, temperature: 1, batchEpisodes: 160 }),
+      .default({ every: 10, n: 4, queries: 32, temperature: 1, batchEpisodes: 160, storeEpisodes: true, storeQueries: 64, storeTokens: false }),
 
     checkpointEvery: int(0, 100_000).describe('Save a checkpoint every this many steps (and at the end); 0: only at the end.').default(10),
     tokenDetailEvery: int(1, 100_000)
@@ -214,12 +237,18 @@ export type RunConfigInput = z.input<typeof runConfigSchema>;
 /** Fill defaults and validate, including the workflow's own options; the result is frozen. */
 export function resolveRunConfig(input: unknown): RunConfig {
   const parsed = runConfigSchema.safeParse(input ?? {});
-  if (!parsed.success) throw new Error(formatSchemaError('run config', parsed.error, input));
+  if (!parsed.success) throw schemaError('run config', parsed.error, input);
   const config = parsed.data;
   try {
     config.workflow.options = getWorkflow(config.workflow.name).resolveConfig(config.workflow.options) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`run config: field "workflow.options" (${config.workflow.name}): ${(err as Error).message}`);
+    // The workflow's own fields, under workflow.options (a workflow's schema throws them as data).
+    const message = (err as Error).message;
+    const problems =
+      err instanceof FieldProblemsError
+        ? err.problems.map((p) => ({ path: p.path ? `workflow.options.${p.path}` : 'workflow.options', message: p.message }))
+        : [{ path: 'workflow.options', message }];
+    throw new FieldProblemsError(`run config: field "workflow.options" (${config.workflow.name}): ${message}`, problems);
   }
   stampDataFiles(config);
   return deepFreeze(config);
@@ -243,7 +272,7 @@ function stampDataFiles(config: RunConfig): void {
       try {
         return stampDatasetTask({ ...entry, dataset: filled, name: entry.name ?? (entry.dataset.startsWith('$') ? entry.dataset.slice(1) : undefined) });
       } catch (err) {
-        throw new Error(`run config: field "tasks.${list}.${i}.dataset": ${(err as Error).message}`);
+        throw fieldError(`tasks.${list}.${i}.dataset`, err);
       }
     });
   }
@@ -254,10 +283,16 @@ function stampDataFiles(config: RunConfig): void {
     try {
       options.corpusSha256 ??= fileSha256(corpus);
     } catch (err) {
-      throw new Error(`run config: field "workflow.options.corpus": ${(err as Error).message}`);
+      throw fieldError('workflow.options.corpus', err);
     }
     options.corpus = corpus;
   }
+}
+
+/** `run config: field "PATH": <the cause's message>` as text, and the field with that sentence as data. */
+function fieldError(path: string, cause: unknown): FieldProblemsError {
+  const message = (cause as Error).message;
+  return new FieldProblemsError(`run config: field "${path}": ${message}`, [{ path, message }]);
 }
 
 function deepFreeze<T>(x: T): T {

@@ -1,10 +1,12 @@
 /**
  * A retrieval corpus file indexed once into an SQLite FTS5 file and reused by every run that
  * names the same content: `<dir>/corpus-<sha256>.sqlite`, where `dir` is `<db>.corpora` beside
- * the lab database. The build streams the file (8 MiB reads, one JSON line at a time), so a
- * 21M-passage Wikipedia dump (FlashRAG's `{id, contents}` JSONL) is never held in memory; JSON
- * lists and title -> sentences objects (small corpora) are read whole by corpus.ts. It reports
- * progress every `progressEvery` passages (corpusProgressLine: the CLI's and the engine log's line).
+ * the lab database. The build streams the file in batches (corpusReader.ts: 8 MiB reads parsed
+ * line by line in a worker thread while this thread inserts), so a 21M-passage Wikipedia dump
+ * (FlashRAG's `{id, contents}` JSONL) is never held in memory; JSON lists and title -> sentences
+ * objects (small corpora) are read whole by corpus.ts. It reports progress every `progressEvery`
+ * passages (src/shared/corpusProgress.ts: the record the engine sends and the UI draws, and the
+ * CLI's and the engine log's line).
  *
  * Crash safety: the index is built in `<final>.tmp-<pid>` (nothing to recover: no journal on
  * disk, no fsync), marked complete in its `corpus_meta` row, closed, then renamed into place; a reader
@@ -13,44 +15,27 @@
  *
  * Build speed (BUILD_PRAGMAS, FTS_BUILD_CONFIG, SEGMENT_PASSAGES below) was measured side by side
  * with the settings before them: 1.3x the passages per CPU-second at 500k passages. The tokenizer
- * is not traded for speed (porter costs ~25%): ranking stays the in-memory Bm25Retriever's (same
+ * is not traded for speed (porter costs ~30%): ranking stays the in-memory Bm25Retriever's (same
  * tokenizer and query words, bm25 with the title weighted 2). Repeated searches come from a cache.
+ * What bounds the rate is FTS5's insert (tokenizing, the pending-term hash, segment writes): ~30-38k
+ * passages per CPU-second on these machines with the passages already parsed, on the one thread
+ * that owns the connection. Parsing in a worker thread takes 1.13x less of that thread's CPU (the
+ * same CPU in all); tried and not kept: multi-row INSERTs (0.85x), FTS5 pgsz 16k / 64k (no change),
+ * columnsize=0 and detail=column / none (they change bm25 or slow every query).
  * Node-only (fs, better-sqlite3). Speed: `npm run bench -- corpus` (goal >= 50k passages/s).
  * Tested by test/core/data/corpusIndex.test.ts (a kill -9 mid-build included) and
  * test/engine/corpusProgress.test.ts (progress logged by an engine).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { loadCorpus, passageFrom } from './corpus';
 import { fileSha256 } from './datasetTasks';
-import { parseJsonlLine } from './jsonl';
+import { readPassageBatches, type CorpusReaderName } from './corpusReader';
 import { toFtsQuery, type SearchHit, type SearchTool } from './retriever';
-import type { Passage } from './types';
+import type { CorpusProgress } from '../../shared/corpusProgress';
 
-export interface CorpusProgress {
-  passages: number;
-  bytesRead: number;
-  totalBytes: number;
-  elapsedMs: number;
-  /** True on the last call of a build (the index is complete). */
-  done: boolean;
-}
-
-/** `indexing corpus: 1200000 passages, 5.7%, 41000 passages/s, ETA 8 min` (the CLI's and the engine log's line). */
-export function corpusProgressLine(p: CorpusProgress): string {
-  const frac = p.totalBytes > 0 ? Math.min(1, p.bytesRead / p.totalBytes) : 1;
-  const rate = p.passages / Math.max(1e-3, p.elapsedMs / 1000);
-  const etaS = frac > 0 && !p.done ? ((1 - frac) / frac) * (p.elapsedMs / 1000) : 0;
-  const eta = p.done ? `done in ${formatSeconds(p.elapsedMs / 1000)}` : `ETA ${formatSeconds(etaS)}`;
-  return `indexing corpus: ${p.passages} passages, ${(100 * frac).toFixed(1)}%, ${Math.round(rate)} passages/s, ${eta}`;
-}
-
-function formatSeconds(s: number): string {
-  if (s < 90) return `${Math.round(s)} s`;
-  if (s < 5400) return `${Math.round(s / 60)} min`;
-  return `${(s / 3600).toFixed(1)} h`;
-}
+export { streamPassages } from './corpusReader';
+export { corpusProgressLine, type CorpusProgress } from '../../shared/corpusProgress';
 
 export interface CorpusIndexOptions {
   /** Folder of the index files (created when missing). */
@@ -62,9 +47,10 @@ export interface CorpusIndexOptions {
   progressEvery?: number;
   /** bm25 weight of the title column relative to the text (1). Default 2, as Bm25Retriever. */
   titleWeight?: number;
+  /** How the file is read (corpusReader.ts): parsed in a worker thread (default) or on this one. */
+  reader?: CorpusReaderName;
 }
 
-const CHUNK = 8 << 20;
 const TOKENIZER = "tokenize = 'porter unicode61 remove_diacritics 2'";
 
 /**
@@ -183,7 +169,14 @@ export function openCorpusIndex(path: string, options: CorpusIndexOptions): Corp
  * traffic. 64 KiB pages: 16 times fewer page writes and a shallower docsize b-tree; top-5 queries
  * measured 0.9x the time of 4 KiB pages on the same 200k-passage index.
  */
-const BUILD_PRAGMAS = ['page_size = 65536', 'journal_mode = MEMORY', 'synchronous = OFF', 'locking_mode = EXCLUSIVE', 'temp_store = MEMORY', 'cache_size = -262144'];
+const BUILD_PRAGMAS = [
+  'page_size = 65536',
+  'journal_mode = MEMORY',
+  'synchronous = OFF',
+  'locking_mode = EXCLUSIVE',
+  'temp_store = MEMORY',
+  'cache_size = -262144',
+];
 
 /**
  * FTS5 settings of a build (rows of its special `rank` insert). hashsize: pending terms held in
@@ -224,15 +217,21 @@ function buildIndex(path: string, file: string, options: CorpusIndexOptions): nu
     let count = 0;
     let nextReport = every;
     db.exec('BEGIN');
-    streamPassages(path, (p, bytesRead) => {
-      // Reported when the next passage comes, so the last one is reported once, as done.
-      if (count >= nextReport) {
-        nextReport += every;
-        options.onProgress?.({ passages: count, bytesRead, totalBytes, elapsedMs: performance.now() - t0, done: false });
-      }
-      ins.run(p.id, p.title, p.text);
-      if (++count % SEGMENT_PASSAGES === 0) db.exec('COMMIT; BEGIN');
-    });
+    readPassageBatches(
+      path,
+      ({ ids, titles, texts, bytesRead }) => {
+        for (let i = 0; i < ids.length; i++) {
+          // Reported when the next passage comes, so the last one is reported once, as done.
+          if (count >= nextReport) {
+            nextReport += every;
+            options.onProgress?.({ passages: count, bytesRead, totalBytes, elapsedMs: performance.now() - t0, done: false });
+          }
+          ins.run(ids[i], titles[i], texts[i]);
+          if (++count % SEGMENT_PASSAGES === 0) db.exec('COMMIT; BEGIN');
+        }
+      },
+      options.reader,
+    );
     if (count === 0) throw new Error(`${path}: no passages`);
     db.prepare('INSERT INTO corpus_meta (source, passages, complete, built_at) VALUES (?, ?, 1, ?)').run(path, count, new Date().toISOString());
     db.exec('COMMIT');
@@ -240,58 +239,5 @@ function buildIndex(path: string, file: string, options: CorpusIndexOptions): nu
     return count;
   } finally {
     db.close();
-  }
-}
-
-/**
- * Every passage of a corpus file, in order. JSONL is streamed line by line; a JSON list or a
- * title -> sentences object (the first line is not one passage record) is read whole by loadCorpus.
- */
-export function streamPassages(path: string, onPassage: (p: Passage, bytesRead: number) => void): void {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let pending = Buffer.alloc(0);
-    let bytesRead = 0;
-    let lineNo = 0;
-    let index = 0;
-    let first = true;
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      bytesRead += n;
-      const data = pending.length ? Buffer.concat([pending, buf.subarray(0, n)]) : buf.subarray(0, n);
-      // Decode only up to the last newline byte, so no multi-byte character is cut in two.
-      const cut = n === 0 ? data.length : data.lastIndexOf(0x0a) + 1;
-      const text = data.toString('utf8', 0, cut);
-      pending = Buffer.from(data.subarray(cut)); // a copy: buf is reused by the next read
-      const lines = text.split('\n');
-      if (text.endsWith('\n')) lines.pop();
-      for (const line of lines) {
-        lineNo++;
-        if (line.trim() === '') continue;
-        if (first) {
-          first = false;
-          const head = line.trimStart()[0];
-          if (head === '[' || !isPassageLine(line)) {
-            for (const p of loadCorpus(path)) onPassage(p, bytesRead);
-            return;
-          }
-        }
-        onPassage(passageFrom(parseJsonlLine(line, `${path}:${lineNo}`), index++, `${path}:${lineNo}`), bytesRead);
-      }
-      if (n === 0) return;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Whether a line is one passage record (else the file is one JSON value, or malformed: corpus.ts says which). */
-function isPassageLine(line: string): boolean {
-  try {
-    const v = JSON.parse(line) as Record<string, unknown> | null;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) && (typeof v.text === 'string' || typeof v.contents === 'string');
-  } catch {
-    return false;
   }
 }

@@ -5,7 +5,7 @@
  * both compete for memory). The LabService option `maxEngines` overrides the environment
  * variable SRPO_LAB_MAX_ENGINES, which overrides the default.
  *
- * Not here: the queue itself (labService.ts). The CLI's `train`/`resume` are not queued: each is
+ * Not here: the queue itself (runControl.ts). The CLI's `train`/`resume` are not queued: each is
  * one engine the user started by hand in the foreground. This file reads /proc (Node only).
  * Tests: test/core/host/engineQueue.test.ts.
  */

@@ -22,7 +22,7 @@ type MissingCode = Exclude<ApiErrorCode, (typeof API_ERROR_CODES)[number]>;
 const allCodesListed: MissingCode extends never ? true : false = true;
 void allCodesListed;
 
-const PUSH_TYPES = ['hello', 'progress', 'points', 'status', 'runs', 'log'] as const satisfies readonly LabPush['type'][];
+const PUSH_TYPES = ['hello', 'progress', 'points', 'status', 'runs', 'log', 'indexProgress'] as const satisfies readonly LabPush['type'][];
 
 const requestId = z.number().int().nonnegative();
 const handleId = z.number().int().positive();

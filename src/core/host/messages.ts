@@ -9,12 +9,13 @@
  * (runs.ts), the engine loop (src/engine/). Tested through test/engine/*.test.ts.
  */
 import { z } from 'zod';
+import type { StoredRunStatus } from '../../shared/records';
 
 /** Any JS number, NaN and +-Infinity included (a diverged loss must reach the UI as NaN). */
 const anyNumber = z.custom<number>((v) => typeof v === 'number', 'expected a number');
 
-/** Final and intermediate run statuses the engine reports (the store's RunStatus minus the host's own). */
-export const ENGINE_STATUSES = ['running', 'paused', 'completed', 'stopped', 'failed'] as const;
+/** Final and intermediate run statuses the engine reports (records.ts RunStatus minus the host's own). */
+export const ENGINE_STATUSES = ['running', 'paused', 'completed', 'stopped', 'failed'] as const satisfies readonly StoredRunStatus[];
 export type EngineStatus = (typeof ENGINE_STATUSES)[number];
 
 const backendReport = z.object({
@@ -44,6 +45,15 @@ export const engineMessageSchema = z.discriminatedUnion('type', [
   /** The run's status changed (the engine wrote it to the store first). `error` with failed. */
   z.object({ type: z.literal('status'), status: z.enum(ENGINE_STATUSES), error: z.string().optional() }),
   z.object({ type: z.literal('log'), level: z.enum(['info', 'warn', 'error']), line: z.string() }),
+  /** A corpus index build's progress (src/shared/corpusProgress.ts), before ready; `done` on its last report. */
+  z.object({
+    type: z.literal('indexProgress'),
+    passages: z.number().int().nonnegative(),
+    bytesRead: z.number().nonnegative(),
+    totalBytes: z.number().nonnegative(),
+    elapsedMs: z.number().nonnegative(),
+    done: z.boolean(),
+  }),
 ]);
 export type EngineMessage = z.infer<typeof engineMessageSchema>;
 

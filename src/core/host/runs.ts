@@ -19,7 +19,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { RunConfig } from '../config';
 import { resolveRunConfig } from '../config';
-import type { LabStore, RunRecord, RunStatus } from '../store';
+import type { LabStore, RunRecord, StoredRunStatus } from '../store';
+import { RESUMABLE_STATUSES } from '../../shared/records';
 import { acquireLease, assertNoLiveLease, defaultLeaseEnv, describeLease, getLease, leaseHolder, leaseLiveness, releaseLease, releaseLeaseOfPid, type LeaseEnv, type LeaseHolder } from '../store/leases';
 import type { EngineHandle, EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
@@ -62,7 +63,7 @@ export function createRun(store: LabStore, { config, preset = null }: NewRunOpti
 /** How a run's engine ended. `status` is the run's status in the store afterwards. */
 export interface RunOutcome {
   runId: number;
-  status: RunStatus;
+  status: StoredRunStatus;
   error: string | null;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
@@ -95,8 +96,6 @@ export interface LaunchOptions {
   leaseEnv?: LeaseEnv;
 }
 
-/** Statuses a run may be resumed from (`force` also allows running/paused: a host that died with its engine). */
-const RESUMABLE: readonly RunStatus[] = ['interrupted', 'stopped', 'failed'];
 
 /** Checks that `mode` fits the run's status; throws a message saying what to do instead. */
 export function checkLaunchable(run: RunRecord, mode: EngineMode, force = false): void {
@@ -109,7 +108,8 @@ export function checkLaunchable(run: RunRecord, mode: EngineMode, force = false)
     if ((run.status === 'running' || run.status === 'paused') && !force) {
       throw new Error(`run ${run.id} is ${run.status}: an engine may still be training it; if none is (its host died with it), resume with --force`);
     }
-    if (!RESUMABLE.includes(run.status) && !force) throw new Error(`run ${run.id} is ${run.status} and cannot be resumed`);
+    // RESUMABLE_STATUSES; `force` also allows running/paused: a host that died with its engine.
+    if (!RESUMABLE_STATUSES.includes(run.status) && !force) throw new Error(`run ${run.id} is ${run.status} and cannot be resumed`);
   }
 }
 

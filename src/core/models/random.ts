@@ -7,7 +7,7 @@
  * transformer.test.ts (same seed, same weights).
  */
 
-import { mulberry32, type Uniform } from '../util/random';
+import { mulberry32, shuffleInPlace, type Uniform } from '../util/random';
 
 export { mulberry32, type Uniform };
 
@@ -36,12 +36,7 @@ export function normalArray(n: number, std: number, seed: number): Float32Array 
   return out;
 }
 
-/** Fisher-Yates shuffle of 0..n-1. */
+/** 0..n-1 shuffled by util/random.ts's Fisher-Yates. */
 export function permutation(n: number, rand: Uniform): number[] {
-  const idx = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [idx[i], idx[j]] = [idx[j], idx[i]];
-  }
-  return idx;
+  return shuffleInPlace(Array.from({ length: n }, (_, i) => i), rand);
 }

@@ -15,15 +15,17 @@
  * an importance weight against q: that bias is accepted (as in verl and TRL), and the trainer
  * should still recompute old log-probs with logprobs.ts and may use these as a consistency check.
  *
- * Randomness: one seeded mulberry32 stream per row (random.ts), so a row's sample depends only
- * on the seed, its index and its own logits. Not here: chat templates and role prompts (callers
- * build prompt ids with the tokenizer), batching across policies (policySet.ts).
+ * Token choice: tokenPick.ts (shared with the Hugging Face sampler). Randomness: one seeded
+ * mulberry32 stream per row (random.ts), so a row's sample depends only on the seed, its index
+ * and its own logits. Not here: chat templates and role prompts (callers build prompt ids with
+ * the tokenizer), batching across policies (policySet.ts).
  * Tests: test/core/models/sampler.test.ts.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { CharTokenizer } from './tokenizer';
 import { MASKED, type KVCache, type Transformer } from './transformer';
 import { mixSeed, mulberry32, type Uniform } from './random';
+import { pickToken } from './tokenPick';
 
 export const STOP_REASONS = ['end', 'stop', 'length'] as const;
 /** end: the end token was sampled; stop: a stop string appeared; length: maxNewTokens or the context ran out. */
@@ -126,34 +128,9 @@ export const DECODERS = {
   },
 } satisfies Record<DecodeMode, DecoderFactory>;
 
-/** Samples one id from log-probs at a temperature, with optional top-p; greedy when temperature is 0. */
+/** Samples one id from log-probs at a temperature, with optional top-p; greedy when temperature is 0 (tokenPick.ts). */
 export function sampleToken(logp: Float32Array | number[], temperature: number, topP: number, rand: Uniform): number {
-  const V = logp.length;
-  if (temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < V; i++) if (logp[i] > logp[best]) best = i;
-    return best;
-  }
-  let max = -Infinity;
-  for (let i = 0; i < V; i++) max = Math.max(max, logp[i] / temperature);
-  const w = new Float64Array(V);
-  let total = 0;
-  for (let i = 0; i < V; i++) total += w[i] = Math.exp(logp[i] / temperature - max);
-  let order: number[] = Array.from({ length: V }, (_, i) => i);
-  if (topP < 1) {
-    order.sort((a, b) => w[b] - w[a]);
-    let kept = 0;
-    let k = 0;
-    while (k < V && kept < topP * total) kept += w[order[k++]];
-    order = order.slice(0, Math.max(1, k));
-    total = kept;
-  }
-  let u = rand() * total;
-  for (const i of order) {
-    u -= w[i];
-    if (u < 0) return i;
-  }
-  return order[order.length - 1]; // rounding: u landed on the total
+  return pickToken(logp, temperature, 0, topP, rand);
 }
 
 /** Generates completions for every prompt (token ids). Reads back once per step (the sampled ids need the logits). */

@@ -13,6 +13,7 @@
 import * as fs from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
+import { parseJsonl } from '../data/jsonl';
 import { scoreCompletions, type ScoredPair } from './logprobs';
 import type { PolicySet } from './policySet';
 import { mixSeed, mulberry32, permutation } from './random';
@@ -27,25 +28,16 @@ export interface Demonstration {
 
 const demonstrationSchema = z.object({ role: z.enum(ROLES), prompt: z.string(), completion: z.string().min(1) }).strict();
 
-/** Parses JSONL text; blank lines are skipped; `file` names the source in errors (`file:line: ...`). */
+/** Parses JSONL text (data/jsonl.ts: blank lines skipped); `file` names the source in errors (`file:line: ...`). */
 export function parseDemonstrations(text: string, file: string): Demonstration[] {
-  const out: Demonstration[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch (err) {
-      throw new Error(`${file}:${i + 1}: not JSON (${(err as Error).message})`);
-    }
-    const parsed = demonstrationSchema.safeParse(json);
+  return parseJsonl(text, file).map(({ raw, line }) => {
+    const parsed = demonstrationSchema.safeParse(raw);
     if (!parsed.success) {
       const why = parsed.error.issues.map((is) => `${is.path.join('.') || '(line)'}: ${is.message}`).join('; ');
-      throw new Error(`${file}:${i + 1}: not a demonstration { role, prompt, completion } (${why})`);
+      throw new Error(`${file}:${line}: not a demonstration { role, prompt, completion } (${why})`);
     }
-    out.push(parsed.data);
+    return parsed.data;
   });
-  return out;
 }
 
 /** Reads a JSONL file of demonstrations (Node). */

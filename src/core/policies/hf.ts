@@ -4,8 +4,14 @@
  * - LoRA (`policies.adapter` set): every policy is one named adapter over the frozen base
  *   (shared: one adapter 'shared'; per-role: one per role), initialised as peft does (B = 0, so
  *   step 0 is the base exactly); the KL reference is the base with adapters off (no copy).
- * - full fine-tuning (`policies.adapter` null): the base itself is trained, shared policies only
- *   (per-role would need one copy per role); the KL reference is a second, frozen copy.
+ * - full fine-tuning (`policies.adapter` null), shared: the base itself is trained; the KL
+ *   reference is a second, frozen copy.
+ * - full fine-tuning, per-role: the base is loaded once, frozen (it is the KL reference), and each
+ *   policy trains its own copy of every weight, cloned from it in memory (or, on resume, read from
+ *   its checkpoint). That is one model copy plus AdamW state per role: registry.ts refuses it
+ *   before loading when memoryCheck.ts says it does not fit, pointing to LoRA.
+ * LoRA dropout (`policies.adapter.dropout` > 0) acts in the update's gradient pass only (`score`
+ * with the update's noise; models/hf/loraDropout.ts).
  * Prompts are chat messages (workflows/chatPrompts.ts) rendered by the model's chat template,
  * with `enable_thinking` from the run config; sampling stops at generation_config's stop ids;
  * what is scored and trained are the sampled ids themselves, never re-tokenised text.
@@ -17,7 +23,8 @@
  * transformers. Each beside `policy.json` (id, version); the trainer adds the optimizer state.
  *
  * Not here: which kind a run uses and building from a run config (registry.ts), the memory check
- * (memoryCheck.ts). Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts.
+ * (memoryCheck.ts). Tests: test/core/train/hfPolicies.test.ts, hfDropout.test.ts, hfPerRoleFull.test.ts,
+ * test/engine/hfRun.test.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -37,7 +44,17 @@ import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/policySet';
 import { mixSeed } from '../models/random';
 import { ROLES, type Role } from '../models/tokenizer';
 import { chatMessages } from '../workflows/chatPrompts';
-import { chunks, type CompletionRow, type Policies, type PolicyRef, type PromptRequest, type SampleSettings, type SampledCompletion, type ScoreWith } from './types';
+import {
+  chunks,
+  type CompletionRow,
+  type Policies,
+  type PolicyRef,
+  type PromptRequest,
+  type SampleSettings,
+  type SampledCompletion,
+  type ScoreWith,
+  type TrainingNoise,
+} from './types';
 
 /** Beside each saved policy: its id and version. */
 export const POLICY_FILE = 'policy.json';
@@ -117,8 +134,12 @@ export class HfPolicies implements Policies {
   readonly config: HfModelConfig;
   readonly generation: HfGenerationConfig;
   readonly tokenizer: HfTokenizer;
+  /** The base: frozen under LoRA and per-role full fine-tuning, trained under shared full fine-tuning. */
   readonly model: HfModel;
+  /** Shared full fine-tuning's frozen KL reference (a second load of the folder). */
   private readonly refModel: HfModel | null;
+  /** Per-role full fine-tuning: each policy's own trainable copy of the model, by policy id. */
+  private readonly copies = new Map<string, HfModel>();
   private readonly byId = new Map<string, PolicyRef>();
   private readonly byRole = new Map<Role, PolicyRef>();
   private readonly names = new Map<string, ReadonlyMap<string, tf.Variable>>();
@@ -127,36 +148,45 @@ export class HfPolicies implements Policies {
     const { dir, sharing, adapter } = options;
     if (!Object.hasOwn(POLICY_SET_LAYOUTS, sharing)) throw new Error(`unknown policy sharing "${sharing}"`);
     const layout = POLICY_SET_LAYOUTS[sharing].policies(ROLES);
-    if (!adapter && layout.length > 1) {
-      throw new Error(
-        `policies.sharing "${sharing}" on a Hugging Face model needs policies.adapter (one LoRA adapter per role over one frozen base): full fine-tuning would keep one copy of the model per role; set policies.adapter.kind=lora or policies.sharing=shared`,
-      );
-    }
+    const copies = !adapter && layout.length > 1; // per-role full fine-tuning
     this.sharing = sharing;
     const files = readHfFiles(dir);
     this.config = files.config;
     this.generation = files.generation;
     this.tokenizer = files.tokenizer;
     const resume = options.resumeDir;
-    // A full fine-tune resumes from its own saved weights; adapters resume over the original base.
-    const weightsDir = !adapter && resume ? path.join(resume, layout[0].id) : dir;
-    if (!fs.existsSync(weightsDir)) throw new Error(`checkpoint folder ${weightsDir} does not exist (needed to resume policy "${layout[0].id}")`);
-    this.model = loadWeights(weightsDir, this.config, { trainable: adapter ? 'lora' : true, validVocab: this.tokenizer.vocabSize, recompute: options.recompute });
+    const load = (from: string, trainable: boolean | 'lora', recompute: boolean) => loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute });
+    const checkpointOf = (id: string, what: string) => {
+      const sub = path.join(resume!, id);
+      if (!fs.existsSync(sub)) throw new Error(`${resume}: no ${what} for policy "${id}" (needed to resume)`);
+      return sub;
+    };
+    // Shared full fine-tuning resumes from its own saved weights; adapters and per-role copies sit over the original base.
+    const weightsDir = !adapter && !copies && resume ? checkpointOf(layout[0].id, 'checkpoint folder') : dir;
+    this.model = load(weightsDir, adapter ? 'lora' : !copies, options.recompute);
     let ref: HfModel | null = null;
     try {
-      ref = !adapter && options.reference ? loadWeights(dir, this.config, { trainable: false, validVocab: this.tokenizer.vocabSize, recompute: false }) : null;
+      ref = !adapter && !copies && options.reference ? load(dir, false, false) : null;
       layout.forEach(({ id, roles }, i) => {
         let version = 0;
         if (adapter) {
           if (resume) {
-            const sub = path.join(resume, id);
-            if (!fs.existsSync(sub)) throw new Error(`${resume}: no adapter for policy "${id}" (needed to resume)`);
+            const sub = checkpointOf(id, 'adapter');
             this.model.loadAdapter(id, readLoraAdapter(sub, this.config).pairs);
             version = readPolicyFile(sub, id);
           } else {
             this.model.addAdapter(id, adapter, mixSeed(options.seed, 0x10a, i));
           }
           this.names.set(id, new Map(this.model.adapterVariables(id).map((v) => [v.name.slice(v.name.lastIndexOf('/') + 1), v]))); // `<target>.lora_A|B`: the same in every process
+        } else if (copies) {
+          // The role's own copy: its checkpoint on resume, else a clone of the frozen base (read back from memory, not from disk).
+          const sub = resume ? checkpointOf(id, 'model folder') : null;
+          const copy = sub
+            ? load(sub, true, options.recompute)
+            : HfModel.fromSource(this.config, memorySource(this.model, `the base of policy "${id}" in memory`), { trainable: true, validVocab: this.tokenizer.vocabSize, recompute: options.recompute });
+          this.copies.set(id, copy);
+          if (sub) version = readPolicyFile(sub, id);
+          this.names.set(id, copy.params);
         } else {
           if (resume) version = readPolicyFile(path.join(resume, id), id);
           this.names.set(id, this.model.params);
@@ -168,6 +198,7 @@ export class HfPolicies implements Policies {
     } catch (err) {
       this.model.dispose();
       ref?.dispose();
+      for (const c of this.copies.values()) c.dispose();
       throw err;
     }
     this.refModel = ref;
@@ -177,10 +208,16 @@ export class HfPolicies implements Policies {
     return this.options.reference;
   }
 
-  /** The adapter a policy runs with (its id), or undefined under full fine-tuning (the base weights are the policy). */
+  /** The adapter a policy runs with (its id), or undefined under full fine-tuning (the model's weights are the policy). */
   private adapterOf(policyId: string): string | undefined {
     this.get(policyId);
     return this.options.adapter ? policyId : undefined;
+  }
+
+  /** The model a policy runs on: its own copy (per-role full fine-tuning), else the one base. */
+  private modelOf(policyId: string): HfModel {
+    this.get(policyId);
+    return this.copies.get(policyId) ?? this.model;
   }
 
   ids(): string[] {
@@ -220,7 +257,7 @@ export class HfPolicies implements Policies {
   }
 
   sample(policyId: string, prompts: number[][], s: SampleSettings): SampledCompletion[] {
-    return sampleHf(this.model, prompts, {
+    return sampleHf(this.modelOf(policyId), prompts, {
       adapter: this.adapterOf(policyId),
       maxNewTokens: s.maxNewTokens,
       temperature: s.temperature,
@@ -236,16 +273,29 @@ export class HfPolicies implements Policies {
     return this.tokenizer.decode([...ids], { skipSpecialTokens: true });
   }
 
-  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number): tf.Tensor2D {
-    const s = scoreHf(this.model, rows, { adapter: this.adapterOf(policyId), padId: this.padId, minCompletionLength });
+  /**
+   * The update's current log-probs. With `noise` and lora_dropout p > 0 this forward drops the
+   * adapters' inputs (peft + TRL in train mode), while the old log-probs (`scoreData`: the
+   * sampler's policy, no dropout, as the rollouts were drawn), the KL reference and evaluation
+   * never do. The PPO ratio exp(log pi_cur - log pi_old) is therefore that of the dropped-out
+   * learner against the behaviour policy: at the first mini-batch it is not exactly 1 but
+   * fluctuates around it by the dropout noise, which the clip bounds like any other deviation.
+   * TRL computes old log-probs in train mode (another dropout draw) or reuses the new ones
+   * detached; we keep them equal to what sampled the tokens, so the importance weight stays
+   * the correction to the behaviour policy and resume needs no stored masks.
+   */
+  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number, noise?: TrainingNoise): tf.Tensor2D {
+    const p = this.options.adapter?.dropout ?? 0;
+    const dropout = noise && p > 0 ? { p, seed: noise.seed, rowKeys: noise.rowKeys } : undefined;
+    const s = scoreHf(this.modelOf(policyId), rows, { adapter: this.adapterOf(policyId), padId: this.padId, minCompletionLength, dropout });
     s.mask.dispose();
     return s.logp; // [B, T] nats
   }
 
   scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] } {
     if (which === 'reference' && !this.options.reference) throw new Error('HfPolicies.scoreData: no KL reference (the run has kl.coef = 0)');
-    // The reference: the base with adapters off, or the frozen copy of a full fine-tune.
-    const model = which === 'reference' && this.refModel ? this.refModel : this.model;
+    // The reference: the base with adapters off, the frozen base of per-role copies, or the frozen second load of a shared full fine-tune.
+    const model = which === 'reference' ? (this.refModel ?? this.model) : this.modelOf(policyId);
     const adapter = which === 'reference' ? (this.options.adapter ? null : undefined) : this.adapterOf(policyId);
     const logp: number[][] = [];
     const entropy: number[][] = [];
@@ -275,7 +325,7 @@ export class HfPolicies implements Policies {
         baseModel: this.options.dir,
       });
     } else {
-      saveMergedModel(dir, { sourceDir: this.options.dir, config: this.config, source: memorySource(this.model, `policy "${policyId}" in memory`), dtype: 'F32' });
+      saveMergedModel(dir, { sourceDir: this.options.dir, config: this.config, source: memorySource(this.modelOf(policyId), `policy "${policyId}" in memory`), dtype: 'F32' });
     }
     fs.writeFileSync(path.join(dir, POLICY_FILE), JSON.stringify({ policyId: p.id, version: p.version, kind: a ? 'lora' : 'full' }, null, 2) + '\n');
   }
@@ -284,14 +334,18 @@ export class HfPolicies implements Policies {
     const c = this.config;
     const a = this.options.adapter;
     const how = a
-      ? `LoRA r ${a.r}, alpha ${a.alpha}${a.rslora ? ' (rsLoRA)' : ''} on ${a.targetModules.join(', ')}: ${this.ids().length} adapter(s) (${this.sharing}) over one frozen base`
-      : 'full fine-tuning (every weight trained)';
+      ? `LoRA r ${a.r}, alpha ${a.alpha}${a.rslora ? ' (rsLoRA)' : ''}${a.dropout > 0 ? `, dropout ${a.dropout} in training` : ''} on ${a.targetModules.join(', ')}: ${this.ids().length} adapter(s) (${this.sharing}) over one frozen base`
+      : this.copies.size > 0
+        ? `full fine-tuning per role: ${this.copies.size} trainable copies of every weight beside one frozen base`
+        : 'full fine-tuning (every weight trained)';
     return `Hugging Face ${c.architecture} from ${this.options.dir}: ${c.numLayers} layers, hidden ${c.hiddenSize}, ${c.numHeads} heads (kv ${c.numKvHeads}), vocab ${c.vocabSize}, max positions ${c.maxPositions}; ${how}`;
   }
 
   dispose(): void {
     this.model.dispose();
     this.refModel?.dispose();
+    for (const c of this.copies.values()) c.dispose();
+    this.copies.clear();
   }
 }
 

@@ -15,11 +15,10 @@ import type { RunConfig } from '../config';
 import { currentBackend } from '../models/backend';
 import { readHfConfig } from '../models/hf/config';
 import type { HfAdapterConfig } from '../models/hf/model';
-import { ROLES } from '../models/tokenizer';
 import { initialPolicies, loadPolicies, POLICIES_FILE } from '../train/checkpoints';
 import { HfPolicies } from './hf';
 import { LabPolicies } from './lab';
-import { checkModelFits } from './memoryCheck';
+import { checkModelFits, hfMemoryPlan } from './memoryCheck';
 import { POLICY_MODEL_KINDS, type Policies, type PolicyModelKind } from './types';
 
 export interface OpenPoliciesOptions {
@@ -76,14 +75,10 @@ export const POLICY_MODELS = {
       const dir = hfModelDir(config, o.baseDir);
       const adapter = adapterSettings(config);
       const hfConfig = readHfConfig(dir);
-      const perRole = config.policies.sharing === 'per-role';
       const backend = currentBackend()?.name;
       if (backend) {
-        checkModelFits(dir, hfConfig, {
-          policies: adapter && perRole ? ROLES.length : 1, // one adapter per role, as the lab's per-role sets
-          lora: adapter ? { r: adapter.r, targetModules: adapter.targetModules } : null,
-          referenceCopy: !adapter && wantsReference(config, o),
-        }, backend);
+        const lora = adapter ? { r: adapter.r, targetModules: adapter.targetModules } : null;
+        checkModelFits(dir, hfConfig, hfMemoryPlan({ sharing: config.policies.sharing, lora, reference: wantsReference(config, o) }), backend);
       }
       return new HfPolicies({
         dir,

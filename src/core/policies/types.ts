@@ -62,6 +62,16 @@ export interface PromptRequest {
   prompt: string;
 }
 
+/**
+ * The training-only randomness of one gradient pass (LoRA dropout, models/hf/loraDropout.ts),
+ * given by the update alone: a seed from (run seed, step, epoch) and one key per scored row (the
+ * member it is), so a row draws the same noise however the mini-batch is split (train/update.ts).
+ */
+export interface TrainingNoise {
+  seed: number;
+  rowKeys: readonly number[];
+}
+
 /** Which weights score: the policy as it is now, or the KL reference (the run's frozen start). */
 export type ScoreWith = 'current' | 'reference';
 
@@ -85,9 +95,10 @@ export interface Policies {
   decode(ids: readonly number[]): string;
   /**
    * Current log-probs [B, T] (T >= minCompletionLength, 0 past each row's end), differentiable:
-   * called under the update's gradient tape. The caller owns the tensor.
+   * called under the update's gradient tape. The caller owns the tensor. `noise`: the update's
+   * training-time randomness (dropout); without it the forward is the deterministic one.
    */
-  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number): tf.Tensor2D;
+  score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number, noise?: TrainingNoise): tf.Tensor2D;
   /** Plain log-probs and entropies (nats), no tape; 'reference' needs `hasReference`. */
   scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] };
   /** Whether a KL reference exists (it is built only when the run's KL coefficient is > 0). */

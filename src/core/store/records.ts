@@ -1,15 +1,14 @@
 /**
  * The store-only shapes: one training step's write batch (StepRecord), run rows and the fields
- * that change over a run's life, metric points, and the inputs of the read queries (filters,
- * pages). The domain records the store writes and returns (member, event, episode, evaluation,
- * checkpoint) are src/shared/records.ts's, re-exported here so store code imports one module.
+ * that change over a run's life, metric points, and the inputs of the read queries (pages). The
+ * domain records the store writes and returns (member, event, episode, evaluation, checkpoint),
+ * the run status and the trace filter are src/shared/records.ts's, re-exported here so store code
+ * imports one module.
  * Browser-safe types only. Checked by tsc and the store tests (test/core/store/*.test.ts).
  */
-import type { EpisodeRecord, EvaluationRecord, EventCursor } from '../../shared/records';
+import type { EpisodeRecord, EvaluationRecord, EventCursor, StoredRunStatus } from '../../shared/records';
 
 export type * from '../../shared/records';
-
-export type RunStatus = 'created' | 'running' | 'paused' | 'completed' | 'failed' | 'interrupted' | 'stopped';
 
 export interface RunRecord {
   id: number;
@@ -18,7 +17,7 @@ export interface RunRecord {
   preset: string | null;
   /** Frozen config snapshot (the full, validated run config), as stored. */
   config: unknown;
-  status: RunStatus;
+  status: StoredRunStatus;
   /** Backend in use (`node-gpu`, `wasm` …), null until the engine starts. */
   backend: string | null;
   seed: number;
@@ -57,13 +56,13 @@ export interface NewRunRecord {
   seed: number;
   workflow: string;
   algorithm: string;
-  status?: RunStatus;
+  status?: StoredRunStatus;
   createdAt?: number;
 }
 
 /** Fields the host and engine change over a run's life; absent or undefined = unchanged, null = cleared. */
 export interface RunPatch {
-  status?: RunStatus;
+  status?: StoredRunStatus;
   backend?: string | null;
   error?: string | null;
   startedAt?: number | null;
@@ -82,26 +81,6 @@ export interface MetricSeriesOptions {
   toStep?: number;
   /** At most this many points (>= 2): min/max per bucket, spikes kept. Absent: every point. */
   maxPoints?: number;
-}
-
-/** Filters of the trace list; every field optional, all given fields must hold. */
-export interface EventFilter {
-  fromStep?: number;
-  toStep?: number;
-  kind?: string | string[];
-  /** Expected cardinality K. */
-  k?: number;
-  minReward?: number;
-  maxReward?: number;
-  /** 'any': clipped low or high; 'none': not clipped. */
-  clipped?: 'low' | 'high' | 'any' | 'none';
-  /** Events with at least one member of this role. */
-  role?: string;
-  /** Event validity: complete (true) or dropped (false). */
-  complete?: boolean;
-  /** true: at least one member's output failed to parse; false: every member parsed. */
-  parseFailures?: boolean;
-  split?: 'train' | 'eval';
 }
 
 export interface EventPageRequest {

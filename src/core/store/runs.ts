@@ -9,14 +9,14 @@
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { LabDb } from './db';
 import { LabStoreError } from './errors';
-import type { NewRunRecord, RunPatch, RunRecord, RunStatus } from './records';
+import type { NewRunRecord, RunPatch, RunRecord, StoredRunStatus } from './records';
 
 interface RunRow {
   id: number;
   name: string;
   preset: string | null;
   config: string;
-  status: RunStatus;
+  status: StoredRunStatus;
   backend: string | null;
   seed: number;
   workflow: string;

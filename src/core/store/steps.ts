@@ -4,7 +4,8 @@
  * in ONE immediate transaction, so a step is all there or not there at all, also after kill -9.
  * truncateAfter removes every step after a given one (resuming from an older checkpoint), also in
  * one transaction. writeEvaluation stores a step's scheduled evaluation ahead of the step (its own
- * transaction, no `steps` row): the only rows of a step that may exist before it is committed.
+ * transaction, no `steps` row: its metrics, evaluation rows and its episodes of split 'eval'):
+ * the only rows of a step that may exist before it is committed.
  * Not the read side (series.ts, traces.ts, results.ts).
  *
  * Rules the trainer relies on:
@@ -222,16 +223,22 @@ export function writeStep(db: LabDb, runId: number, record: StepRecord): void {
   }
 }
 
+/** What writeEvaluation stores: a step's evaluation, with its episodes (split 'eval' only) if any. */
+export type EvaluationWrite = Pick<StepRecord, 'step' | 'wallTime' | 'metrics' | 'evaluations'> & Partial<Pick<StepRecord, 'episodes' | 'tokens'>>;
+
 /**
- * Writes a step's scheduled evaluation (its eval metrics and evaluation rows) before the step
- * itself is committed, in its own transaction, so the curves show it while the step's rollouts
- * and update still run (step 0's evaluation of math-quick takes ~20 s). It adds no `steps` row
- * and leaves runs.last_step alone: the step is not committed until writeStep, whose record must
- * then not repeat these metric keys. An evaluation left without its step (a stop, crash or
+ * Writes a step's scheduled evaluation (its eval metrics, evaluation rows and eval episodes with
+ * their events and members) before the step itself is committed, in its own transaction, so the
+ * curves and the trace viewer's eval split show it while the step's rollouts and update still
+ * run (step 0's evaluation of math-quick takes ~20 s). It adds no `steps` row and leaves
+ * runs.last_step alone: the step is not committed until writeStep, whose record must then not
+ * repeat these metric keys or episodes. An evaluation left without its step (a stop, crash or
  * failure before the step commits) is removed by the resume's truncateAfter like any row after
- * the checkpoint, and is redone with the step.
+ * the checkpoint (its episodes cascade to their events and members), and is redone with the
+ * step; written twice without that, the duplicate metric or episode key refuses the second
+ * write whole. Training episodes are refused here: they belong to the step's own transaction.
  */
-export function writeEvaluation(db: LabDb, runId: number, r: Pick<StepRecord, 'step' | 'wallTime' | 'metrics' | 'evaluations'>): void {
+export function writeEvaluation(db: LabDb, runId: number, r: EvaluationWrite): void {
   try {
     db.raw
       .transaction(() => {
@@ -240,6 +247,14 @@ export function writeEvaluation(db: LabDb, runId: number, r: Pick<StepRecord, 's
         const metric = db.stmt(INSERT_METRIC);
         for (const [key, value] of Object.entries(r.metrics)) metric.run(runId, key, r.step, nullable(value), wall);
         for (const ev of r.evaluations ?? []) insertEvaluation(db, runId, r.step, ev);
+        for (const ep of r.episodes ?? []) {
+          if (ep.split !== 'eval') throw new Error(`episode "${ep.key}" has split "${ep.split}": only eval episodes are written ahead of their step`);
+          try {
+            insertEpisode(db, runId, r.step, ep, r.tokens ?? false);
+          } catch (e) {
+            annotate(e, `episode "${ep.key}"`);
+          }
+        }
       })
       .immediate();
   } catch (e) {

@@ -112,6 +112,9 @@ export class LabStore {
   metricSeries(runId: number, key: string, options?: MetricSeriesOptions): MetricPoint[] {
     return this.call('metricSeries', false, () => series.metricSeries(this.db, runId, key, options));
   }
+  metricsAtStep(runId: number, step: number): Record<string, MetricPoint> {
+    return this.call('metricsAtStep', false, () => series.metricsAtStep(this.db, runId, step));
+  }
   latestMetrics(runId: number): Record<string, MetricPoint> {
     return this.call('latestMetrics', false, () => series.latestMetrics(this.db, runId));
   }

@@ -5,9 +5,12 @@
  * through the rollout orchestrator (`modelRunner`, what `evaluate` uses), a Hugging Face model
  * folder (`hfRunner`), or the scripted gold policy (`goldRunner`, src/core/workflows/gold.ts),
  * whose score on a file proves the loaders, prompts, parsers and graders before a model is involved.
+ * Asked to (`storeQueries`, the trainer's eval.storeEpisodes / eval.storeQueries), it also returns
+ * the store records of the first queries' episodes (evalEpisodes.ts) for the trace viewer.
  *
  * Tests: test/core/train/trainer.test.ts; the gold runner: test/core/eval/goldRun.test.ts; the
- * Hugging Face runner (tiny random qwen3 fixture): test/cli/evalData.test.ts.
+ * Hugging Face runner (tiny random qwen3 fixture): test/cli/evalData.test.ts; stored episodes:
+ * test/core/train/evalEpisodes.test.ts.
  */
 import type { RunConfig } from '../config';
 import { summarizeEvaluation, summaryToMetrics, type EvaluationSummary, type QueryOutcome } from '../eval/metrics';
@@ -16,7 +19,7 @@ import { PolicySet } from '../models/policySet';
 import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
 import { runRollouts } from '../rollout/orchestrator';
-import type { EvaluationRecord } from '../store/records';
+import type { EpisodeRecord, EvaluationRecord } from '../store/records';
 import type { HfModel } from '../models/hf/model';
 import { sampleHf } from '../models/hf/sampler';
 import type { HfTokenizer } from '../models/hf/tokenizer';
@@ -25,15 +28,18 @@ import { runEpisode, runLockstep } from '../workflows/drive';
 import { goldPolicy } from '../workflows/gold';
 import type { Episode, EpisodeResult } from '../workflows/types';
 import { createEpisodes, type Environment } from './environment';
+import { evalEpisodeRecords, type PlayedEvalEpisode } from './evalEpisodes';
 
 export interface EvaluationResult {
   records: EvaluationRecord[];
   metrics: Record<string, number>;
   summary: EvaluationSummary;
+  /** Store records (split 'eval') of the first `storeQueries` queries' episodes of each benchmark; empty unless asked. */
+  episodes: EpisodeRecord[];
 }
 
-/** One finished episode as evaluation sees it. */
-export interface EvaluatedEpisode {
+/** One finished episode as evaluation sees it (the model runner's also carry their sampled tokens). */
+export interface EvaluatedEpisode extends PlayedEvalEpisode {
   result: EpisodeResult;
   generatedTokens: number;
   latencyMs: number;
@@ -105,9 +111,10 @@ export function evaluate(
   policies: PolicySet | Policies,
   tokenizer: CharTokenizer | undefined,
   step: number,
+  storeQueries = 0,
 ): EvaluationResult {
   const runner = config.policies.kind === 'gold' ? goldRunner : modelRunner(config, policies, tokenizer);
-  return evaluateWith(env, config, runner, step);
+  return evaluateWith(env, config, runner, step, undefined, storeQueries);
 }
 
 /** Evaluation with the gold policy: needs no model. */
@@ -121,8 +128,11 @@ export function evaluateWith(
   runner: EpisodeRunner,
   step: number,
   onProgress?: (done: number, total: number) => void,
+  /** Queries per benchmark (the first ones) whose episodes are returned as store records; 0: none. */
+  storeQueries = 0,
 ): EvaluationResult {
   const queries: QueryOutcome[] = [];
+  const stored: EpisodeRecord[] = [];
   const total = env.evalSets.reduce((a, s) => a + s.rows.length, 0);
   env.evalSets.forEach(({ benchmark, rows }, b) => {
     // Queries go through the sampler in chunks of at most eval.batchEpisodes episodes: one batch
@@ -136,7 +146,9 @@ export function evaluateWith(
       const episodes = createEpisodes(env, config, part, config.eval.n, prefix);
       const played = runner(episodes, chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk));
       part.forEach((row, q) => {
-        const samples = played.slice(q * config.eval.n, (q + 1) * config.eval.n).map((e) => ({
+        const mine = played.slice(q * config.eval.n, (q + 1) * config.eval.n);
+        if (start + q < storeQueries) stored.push(...evalEpisodeRecords(mine, row.id, benchmark));
+        const samples = mine.map((e) => ({
           correct: e.result.correct,
           tokens: e.generatedTokens,
           calls: e.result.calls,
@@ -162,5 +174,5 @@ export function evaluateWith(
     latencyP50Ms: m.latencyP50Ms,
     latencyP95Ms: m.latencyP95Ms,
   }));
-  return { records, metrics: summaryToMetrics(summary), summary };
+  return { records, metrics: summaryToMetrics(summary), summary, episodes: stored };
 }

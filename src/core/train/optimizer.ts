@@ -30,10 +30,13 @@ export class AdamW {
     private readonly params: ReadonlyMap<string, tf.Variable>,
     private readonly options: AdamWOptions,
   ) {
-    for (const [name, p] of params) {
-      this.m.set(name, tf.variable(tf.zerosLike(p), false));
-      this.v.set(name, tf.variable(tf.zerosLike(p), false));
-    }
+    // Inside a tidy: a variable keeps the zeros' buffer, the temporary tensor handles go.
+    tf.tidy(() => {
+      for (const [name, p] of params) {
+        this.m.set(name, tf.variable(tf.zerosLike(p), false));
+        this.v.set(name, tf.variable(tf.zerosLike(p), false));
+      }
+    });
   }
 
   /** One update; `grads` by parameter name (missing names are left alone). */

@@ -16,9 +16,10 @@
  * step records the cumulative cost, and a resumed run reads it back.
  *
  * A stop never loses a committed step. The step's scheduled evaluation is committed on its own as
- * soon as it ends (store writeEvaluation), so the curves show it while the step still trains; the
- * rest of the step is one transaction. `onMiniBatch('before-update')` runs once the rollouts are
- * scored: a throw there abandons the step with the weights untouched (they are still those of the
+ * soon as it ends (store writeEvaluation, with its stored episodes of split 'eval', evalEpisodes.ts),
+ * so the curves and the trace viewer show it while the step still trains; the rest of the step is
+ * one transaction (the final step's evaluation and episodes are part of it).
+ * `onMiniBatch('before-update')` runs once the rollouts are scored: a throw there abandons the step with the weights untouched (they are still those of the
  * last committed step, which saveStopCheckpoint can then save). Once the update has begun the
  * engine lets it finish and commit (`onMiniBatch('update')` may only throw to abandon the run,
  * e.g. a lost lease): the weights are then ahead of the store and only the step's commit brings
@@ -46,6 +47,7 @@ import { BudgetMeter, loadBudgetTotals, saveBudgetTotals } from './budget';
 import { checkpointDir, restoreOptimizers, savePoliciesCheckpoint } from './checkpoints';
 import { buildEnvironment, createEpisodes, tasksForStep, type Environment, type EnvironmentOptions } from './environment';
 import { evaluate } from './evaluate';
+import { storedEvalQueries } from './evalEpisodes';
 import { AdamW } from './optimizer';
 import { buildStepData } from './stepData';
 import { episodeRecords, rolloutMetrics } from './stepRecord';
@@ -170,17 +172,19 @@ export class Trainer {
 
     if (c.eval.every > 0 && (step % c.eval.every === 0 || final)) {
       const te = performance.now();
-      const ev = evaluate(this.env, c, this.policies, undefined, step);
+      const ev = evaluate(this.env, c, this.policies, undefined, step, storedEvalQueries(c));
       time.eval = performance.now() - te;
       const { store, runId } = this.options;
+      const tokens = record.tokens && c.eval.storeTokens; // eval token detail: opt-in (3x the bytes)
       if (!final && store && runId !== undefined) {
-        // Committed now, not with the step: the curves show it while the step trains.
-        store.writeEvaluation(runId, { step, wallTime: Date.now(), metrics: ev.metrics, evaluations: ev.records });
+        // Committed now, not with the step: the curves and the trace show it while the step trains.
+        store.writeEvaluation(runId, { step, wallTime: Date.now(), metrics: ev.metrics, evaluations: ev.records, episodes: ev.episodes, tokens });
         Object.assign(early, ev.metrics);
         this.options.onEvaluation?.(step);
       } else {
         record.evaluations = ev.records;
         Object.assign(metrics, ev.metrics);
+        if (final) Object.assign(record, { episodes: ev.episodes, tokens }); // the final step trains nothing: its episodes are the evaluation's
       }
     }
 

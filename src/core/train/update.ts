@@ -6,14 +6,15 @@
  * Per mini-batch: the current log-probs of every member come from the teacher-forced scorer of
  * the policy that produced it (`Policies.score`, the same scorer that computed the old
  * log-probs: SRPO.md point 2), in event-atomic micro-batches when update.microBatchRows asks
- * (gradients accumulated, denominators the whole mini-batch's); rows are grouped by policy and the objective's event membership
- * follows that row order (no gather needed on wasm). Then the registry objective
- * (srpo/objective.ts), an optional k3 KL penalty to the frozen reference policy, the global
+ * (gradients accumulated, denominators the whole mini-batch's); rows are grouped by policy and
+ * the objective's event membership follows that row order (no gather needed on wasm). Then the
+ * registry objective (srpo/objective.ts), an optional k3 KL penalty to the frozen reference policy, the global
  * gradient norm (before clipping), clipping, and AdamW per policy. A non-finite loss or norm
  * skips the update (SRPO.md point 9) and is counted. One read-back per mini-batch: the metrics,
  * the per-event outcomes, each member's log-ratio and each member's per-token current log-probs
  * (the trace viewer colours tokens by log pi_cur - log pi_old from them).
  *
+ * Mini- and micro-batch index arithmetic: miniBatches.ts; the KL term: klReference.ts.
  * Tests: test/core/train/update.test.ts, test/core/train/trainer.test.ts.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -23,21 +24,15 @@ import { mixSeed, mulberry32, permutation } from '../models/random';
 import { CharTokenizer } from '../models/tokenizer';
 import { LabPolicies } from '../policies/lab';
 import type { Policies } from '../policies/types';
-import { buildObjectiveInputs, getVariant, objectiveTotals, type ObjectiveConfig, type PreparedBatch, type PreparedEvent, type PreparedMember } from '../srpo';
+import { buildObjectiveInputs, getVariant, objectiveTotals, type ObjectiveConfig, type PreparedBatch } from '../srpo';
 import { packOutputs, unpackOutputs, type EventOutcome, type PackLayout } from '../srpo/readBack';
 import type { ObjectiveTotals } from '../srpo/tensors';
 import type { AdamW } from './optimizer';
+import { klToReference, padRows, referenceLogp } from './klReference';
+import { chunk, microBatches, subBatch, type MemberSample, type SubBatch } from './miniBatches';
 
-/** What the update needs of one member beyond the prepared batch (indexed by `source`). */
-export interface MemberSample {
-  policyId: string;
-  promptTokens: number[];
-  outputTokens: number[];
-  /** Log-probs of the frozen reference policy; required with a KL penalty (kl.coef > 0), an error when absent. */
-  refLogp?: number[];
-}
-
-export type { EventOutcome };
+export type { EventOutcome, MemberSample };
+export { chunk, microBatches, subBatch };
 
 export interface UpdateResult {
   /** Objective diagnostics averaged over the applied updates, plus grad/norm, update/* counts. */
@@ -70,56 +65,6 @@ export interface UpdateContext {
   onMiniBatch?: () => void;
 }
 
-interface SubBatch {
-  prepared: PreparedBatch;
-  /** Contiguous row ranges per policy, in row order. */
-  groups: { policyId: string; rows: number[] }[];
-  /** Sub event index -> full prepared event index; sub member row -> full prepared member index. */
-  eventOf: number[];
-  memberOf: number[];
-}
-
-/** Splits `order` into `parts` nearly equal, non-empty chunks. */
-export function chunk<T>(order: readonly T[], parts: number): T[][] {
-  const n = Math.min(parts, order.length);
-  const out: T[][] = [];
-  for (let i = 0; i < n; i++) out.push(order.slice(Math.floor((i * order.length) / n), Math.floor(((i + 1) * order.length) / n)));
-  return out;
-}
-
-/** The mini-batch of the given events, its members grouped by policy (rows in policy order). */
-export function subBatch(full: PreparedBatch, eventIdx: readonly number[], samples: readonly MemberSample[], policyIds: readonly string[]): SubBatch {
-  const memberOf: number[] = [];
-  const groups: SubBatch['groups'] = [];
-  for (const policyId of policyIds) {
-    const rows: number[] = [];
-    for (const e of eventIdx) {
-      for (const j of full.events[e].members) {
-        if (samples[full.members[j].source].policyId === policyId) {
-          rows.push(memberOf.length);
-          memberOf.push(j);
-        }
-      }
-    }
-    if (rows.length) groups.push({ policyId, rows });
-  }
-  const subIndexOfEvent = new Map(eventIdx.map((e, i) => [e, i]));
-  const events: PreparedEvent[] = eventIdx.map((e) => ({ ...full.events[e], members: [] }));
-  const members: PreparedMember[] = memberOf.map((j, row) => {
-    const m = full.members[j];
-    const ev = subIndexOfEvent.get(m.event)!;
-    events[ev].members.push(row);
-    return { ...m, event: ev };
-  });
-  const maxLength = Math.max(1, ...members.map((m) => m.mask.length));
-  return {
-    prepared: { grouping: full.grouping, events, members, dropped: [], groups: full.groups, maxLength },
-    groups,
-    eventOf: [...eventIdx],
-    memberOf,
-  };
-}
-
 export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[], objective: ObjectiveConfig, ctx: UpdateContext): UpdateResult {
   const result: UpdateResult = {
     metrics: {},
@@ -135,8 +80,10 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
   const { epochs, miniBatches } = ctx.config.update;
   for (let epoch = 0; epoch < epochs && full.events.length > 0; epoch++) {
     const order = permutation(full.events.length, mulberry32(mixSeed(ctx.seed, epoch)));
+    // Training-only randomness (LoRA dropout): each member draws once per epoch, keyed by itself (policies/types.ts TrainingNoise).
+    const noiseSeed = mixSeed(ctx.seed, TRAINING_NOISE, epoch);
     for (const events of chunk(order, miniBatches)) {
-      const r = updateMiniBatch(full, events, samples, objective, ctx, policies);
+      const r = updateMiniBatch(full, events, samples, objective, ctx, policies, noiseSeed);
       if (r.skipReason) {
         result.skipped++;
         result.lastSkipReason = r.skipReason;
@@ -156,32 +103,12 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
   return result;
 }
 
+/** Salt of the training-noise seed (apart from the epoch shuffles' mixSeed(seed, epoch)). */
+const TRAINING_NOISE = 0xd50;
+
 /** The run's Policies; a lab PolicySet (older callers, tests) is wrapped with the lab's tokenizer (its pad id is the run's). */
 function updatePolicies(ctx: UpdateContext): Policies {
   return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, new CharTokenizer()) : ctx.policies;
-}
-
-/**
- * Event-atomic micro-batches of a mini-batch's events (in order): each holds whole events and at
- * most `maxRows` member rows (an event larger than that travels alone). 0: one micro-batch.
- */
-export function microBatches(full: PreparedBatch, events: readonly number[], maxRows: number): number[][] {
-  if (maxRows <= 0) return [[...events]];
-  const out: number[][] = [];
-  let cur: number[] = [];
-  let rows = 0;
-  for (const e of events) {
-    const n = full.events[e].members.length;
-    if (cur.length > 0 && rows + n > maxRows) {
-      out.push(cur);
-      cur = [];
-      rows = 0;
-    }
-    cur.push(e);
-    rows += n;
-  }
-  if (cur.length > 0) out.push(cur);
-  return out;
 }
 
 interface MiniBatchResult {
@@ -210,9 +137,10 @@ function updateMiniBatch(
   objective: ObjectiveConfig,
   ctx: UpdateContext,
   policies: Policies,
+  noiseSeed: number,
 ): MiniBatchResult {
   const mini = subBatch(full, eventIdx, samples, policies.ids());
-  const { out, grads, loss, skip } = accumulate(full, mini, eventIdx, samples, objective, ctx, policies);
+  const { out, grads, loss, skip } = accumulate(full, mini, eventIdx, samples, objective, ctx, policies, noiseSeed);
   const paramOf = new Map<string, { policyId: string; name: string }>();
   for (const g of mini.groups) for (const [name, v] of policies.trainable(g.policyId)) paramOf.set(v.name, { policyId: g.policyId, name });
   const gradNorm = globalGradNorm(grads, paramOf);
@@ -238,6 +166,7 @@ function accumulate(
   objective: ObjectiveConfig,
   ctx: UpdateContext,
   policies: Policies,
+  noiseSeed: number,
 ) {
   const totals = objectiveTotals(mini.prepared, objective);
   const klTokens = Math.max(1, mini.prepared.members.reduce((a, m) => a + m.length, 0));
@@ -249,7 +178,7 @@ function accumulate(
   for (const micro of micros) {
     // One micro-batch (the default, microBatchRows 0) holds the mini-batch's events in its order: reuse it.
     const sub = micros.length === 1 ? mini : subBatch(full, micro, samples, policies.ids());
-    const r = microStep(sub, samples, objective, ctx, policies, totals, klTokens);
+    const r = microStep(sub, samples, objective, ctx, policies, totals, klTokens, noiseSeed);
     loss += r.loss;
     const share = micro.length / eventIdx.length;
     for (const [k, v] of Object.entries(r.metrics)) out.metrics[k] = (out.metrics[k] ?? 0) + (SUMMED_METRIC.test(k) ? v : v * share);
@@ -328,6 +257,7 @@ function microStep(
   policies: Policies,
   totals: ObjectiveTotals,
   klTokens: number,
+  noiseSeed: number,
 ): MicroStepResult {
   const { prepared, groups } = sub;
   const T = prepared.maxLength;
@@ -348,6 +278,7 @@ function microStep(
           return { prompt: s.promptTokens, completion: s.outputTokens };
         }),
         T,
+        { seed: noiseSeed, rowKeys: g.rows.map((row) => prepared.members[row].source) },
       ),
     );
     const logpCur = (parts.length === 1 ? parts[0] : tf.concat(parts, 0)) as tf.Tensor2D; // [M, T] nats
@@ -377,30 +308,4 @@ function microStep(
   // l_{e,j} = sum of masked (log pi_cur - log pi_old), from the values already read back.
   const memberLogRatios = prepared.members.map((m, row) => m.mask.reduce((a, w, t) => a + w * (memberLogpCur[row][t] - m.logpOld[t]), 0));
   return { loss: metrics['loss/total'], metrics, events: events ?? [], memberLogRatios, memberLogpCur, grads: new Map(Object.entries(grads)) };
-}
-
-/**
- * The k3 estimate of KL(pi_cur || pi_ref) per token, exp(d) - d - 1 with d = log pi_ref - log
- * pi_cur, over the mask, divided by the whole mini-batch's token count (a scalar, nats).
- */
-function klToReference(ref: tf.Tensor2D, logpCur: tf.Tensor2D, mask: tf.Tensor2D, klTokens: number): tf.Scalar {
-  const d = tf.sub(ref, logpCur); // [M, T] log(ref / cur), nats
-  const k3 = tf.mul(tf.sub(tf.sub(tf.exp(d), d), 1), mask); // [M, T]
-  return tf.div(tf.sum(k3), klTokens) as tf.Scalar;
-}
-
-/** A member's reference log-probs; a KL penalty without them is an error (never the old log-probs in their place). */
-function referenceLogp(samples: readonly MemberSample[], source: number, klCoef: number): number[] {
-  const s = samples[source];
-  if (!s.refLogp) {
-    throw new Error(`update: kl.coef is ${klCoef} but member sample ${source} (policy ${s.policyId}) has no reference log-probs (MemberSample.refLogp): the run's policies were built without a reference`);
-  }
-  return s.refLogp;
-}
-
-/** Rows padded with zeros to width T, flattened (a plain Float32Array for tf.tensor2d). */
-function padRows(rows: readonly (readonly number[])[], T: number): Float32Array {
-  const out = new Float32Array(rows.length * T);
-  rows.forEach((r, i) => out.set(r, i * T));
-  return out;
 }

@@ -3,7 +3,8 @@
  * was given and what is allowed, in plain words rather than zod's (`field "seed" = "abc": must be
  * a whole number from 0 to 4294967295`, not `Invalid input: expected number, received string`).
  * One problem per field: zod can report one field twice (a union's branches), a person fixes it
- * once. Shared by every schema boundary of the core and the API's validateConfig.
+ * once. Shared by every schema boundary of the core and the API's validateConfig; `schemaError`
+ * throws both at once (FieldProblemsError: the text, and the problems as data).
  *
  * Not here: cross-field rules (src/core/config/validateRunConfig.ts).
  * Tests: test/core/config/crossField.test.ts ("human error text").
@@ -75,6 +76,34 @@ export function schemaProblems(error: z.ZodError, input: unknown): { path: strin
     out.push({ path: p, message: issueText(issue, value), value });
   }
   return out;
+}
+
+/** One refused field: its dotted path and what is wrong, in words (the path is not repeated in the sentence). */
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * An input refused field by field. `message` is the one-line text a log or the CLI prints;
+ * `problems` carries the same refusals as data, so a form (the API's validateConfig) never parses
+ * the text back. The class name is left as Error's: printed errors read as before.
+ */
+export class FieldProblemsError extends Error {
+  constructor(
+    message: string,
+    readonly problems: readonly FieldProblem[],
+  ) {
+    super(message);
+  }
+}
+
+/** formatSchemaError's text, with schemaProblems' paths and sentences attached. */
+export function schemaError(what: string, error: z.ZodError, input: unknown): FieldProblemsError {
+  return new FieldProblemsError(
+    formatSchemaError(what, error, input),
+    schemaProblems(error, input).map(({ path, message }) => ({ path, message })),
+  );
 }
 
 export function formatSchemaError(what: string, error: z.ZodError, input: unknown): string {

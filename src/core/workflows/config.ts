@@ -3,7 +3,7 @@
  * chosen (fixed, mixed, or by a trainable router) and the invalid-action penalty.
  */
 import { z } from 'zod';
-import { formatSchemaError } from '../util/schemaError';
+import { schemaError } from '../util/schemaError';
 
 const kValue = z.number().int().min(1).max(16);
 
@@ -40,6 +40,6 @@ export const invalidPenaltySchema = z
 
 export function resolveWith<S extends z.ZodType>(what: string, schema: S, input: unknown): z.output<S> {
   const parsed = schema.safeParse(input ?? {});
-  if (!parsed.success) throw new Error(formatSchemaError(what, parsed.error, input));
+  if (!parsed.success) throw schemaError(what, parsed.error, input);
   return parsed.data;
 }

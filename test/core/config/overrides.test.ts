@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../../../src/cli/args';
 import { configFromArgs } from '../../../src/cli/train';
-import { applySets, PRESET_NAMES, presetInput, resolveRunConfig } from '../../../src/core/config';
+import { applySets, PRESET_NAMES, presetConfig, presetInput, resolveRunConfig } from '../../../src/core/config';
 import { ALGORITHMS } from '../../../src/core/srpo';
 
 /** What resolves without files (the *-data presets need --set tasks.paths...; they get them here). */
@@ -83,5 +83,25 @@ describe('--set switches from every preset', () => {
 
   it('refuses prototype keys', () => {
     expect(() => applySets({}, { '__proto__.x': 1 })).toThrow(/__proto__/);
+  });
+});
+
+describe('preset chains switch K modes as a --set does', () => {
+  it('math-ablation (mixed K over math-quick\'s fixed K) keeps no fixed-mode field; its ablations switch back', () => {
+    expect(presetConfig('math-ablation').workflow.options).toMatchObject({ solvers: { mode: 'mixed', ks: [1, 2, 3] } });
+    expect((presetConfig('math-ablation').workflow.options as { solvers: object }).solvers).not.toHaveProperty('k');
+    for (const [name, k] of [['math-k1', 1], ['math-k3', 3], ['math-setnorm-sum', 3]] as const) {
+      const solvers = (presetConfig(name).workflow.options as { solvers: object }).solvers;
+      expect(solvers).toEqual({ mode: 'fixed', k });
+      expect(presetConfig(name).policies.init).toBe('resources/warmstart/math-tiny-k123');
+    }
+  });
+
+  it('never changes the preset constants it builds from', () => {
+    presetConfig('math-k1');
+    presetConfig('math-ablation');
+    expect(presetConfig('math-quick').workflow.options).toMatchObject({ solvers: { mode: 'fixed', k: 2 } });
+    expect(presetInput('math-quick')).toEqual(presetInput('math-quick'));
+    expect((presetInput('math-ablation').workflow as { options: { solvers: object } }).options.solvers).toEqual({ mode: 'mixed', ks: [1, 2, 3] });
   });
 });

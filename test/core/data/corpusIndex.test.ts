@@ -13,7 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { Bm25Retriever, corpusIndexPath, corpusProgressLine, fileSha256, loadCorpus, loadDataset, openCorpusIndex, streamPassages, type CorpusProgress } from '../../../src/core/data';
+import {
+  Bm25Retriever,
+  corpusIndexPath,
+  corpusProgressLine,
+  fileSha256,
+  loadCorpus,
+  loadDataset,
+  openCorpusIndex,
+  streamPassages,
+  type CorpusProgress,
+} from '../../../src/core/data';
 import { HAS_SHARED_DATA, sharedPath } from './sharedData';
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-corpus-'));
@@ -42,7 +52,10 @@ describe('corpus index files', () => {
 
   it('answers a repeated search (same words, same k) from its cache, with copies the caller may change', () => {
     const file = join(dir, 'cache.jsonl');
-    writeFileSync(file, ['{"id":"a","title":"Tellmar","text":"Tellmar is a city."}', '{"id":"b","title":"Pellin","text":"Pellin is a town near Tellmar."}'].join('\n') + '\n');
+    writeFileSync(
+      file,
+      ['{"id":"a","title":"Tellmar","text":"Tellmar is a city."}', '{"id":"b","title":"Pellin","text":"Pellin is a town near Tellmar."}'].join('\n') + '\n',
+    );
     const idx = openCorpusIndex(file, { dir: join(dir, 'idx-cache') });
     const first = idx.search('Where is Tellmar?', 2);
     expect(first.map((h) => h.id)).toEqual(['a', 'b']);
@@ -83,18 +96,32 @@ describe('corpus index files', () => {
         during.push(readdirSync(where));
       },
     });
-    expect(seen.map((p) => [p.passages, p.done])).toEqual([[1000, false], [2000, false], [2500, true]]);
+    expect(seen.map((p) => [p.passages, p.done])).toEqual([
+      [1000, false],
+      [2000, false],
+      [2500, true],
+    ]);
     // A count that ends on a report is reported once, as done.
     const even: CorpusProgress[] = [];
     openCorpusIndex(file, { dir: join(dir, 'idx-progress-2'), progressEvery: 1250, onProgress: (p) => even.push({ ...p }) }).close();
-    expect(even.map((p) => [p.passages, p.done])).toEqual([[1250, false], [2500, true]]);
+    expect(even.map((p) => [p.passages, p.done])).toEqual([
+      [1250, false],
+      [2500, true],
+    ]);
     for (const names of during) expect(names).toEqual([expect.stringMatching(new RegExp(`^corpus-[0-9a-f]{64}\\.sqlite\\.tmp-${process.pid}-`))]); // no journal file
     expect(seen.at(-1)!.bytesRead).toBe(seen.at(-1)!.totalBytes);
     idx.close();
     const db = new Database(corpusIndexPath(where, fileSha256(file)), { readonly: true });
     expect(db.pragma('page_size', { simple: true })).toBe(65536);
     // The build's FTS5 options took (an option bound as a JS number is refused, and the build goes on without it).
-    expect(Object.fromEntries(db.prepare('SELECT k, v FROM passages_config').all().map((r) => [(r as { k: string }).k, (r as { v: number }).v]))).toMatchObject({ automerge: 0, crisismerge: 16, hashsize: 64 * 1024 * 1024 });
+    expect(
+      Object.fromEntries(
+        db
+          .prepare('SELECT k, v FROM passages_config')
+          .all()
+          .map((r) => [(r as { k: string }).k, (r as { v: number }).v]),
+      ),
+    ).toMatchObject({ automerge: 0, crisismerge: 16, hashsize: 64 * 1024 * 1024 });
     db.close();
     expect(readdirSync(where)).toEqual([`corpus-${fileSha256(file)}.sqlite`]);
   });
@@ -104,7 +131,9 @@ describe('corpus index files', () => {
     expect(corpusProgressLine({ passages: 1_200_000, bytesRead: 57, totalBytes: 1000, elapsedMs: 30_000, done: false })).toBe(
       'indexing corpus: 1200000 passages, 5.7%, 40000 passages/s, ETA 8 min',
     );
-    expect(corpusProgressLine({ passages: 994, bytesRead: 10, totalBytes: 10, elapsedMs: 250, done: true })).toBe('indexing corpus: 994 passages, 100.0%, 3976 passages/s, done in 0 s');
+    expect(corpusProgressLine({ passages: 994, bytesRead: 10, totalBytes: 10, elapsedMs: 250, done: true })).toBe(
+      'indexing corpus: 994 passages, 100.0%, 3976 passages/s, done in 0 s',
+    );
   });
 
   it('a malformed line is an error naming file and line, and no index file is left', () => {
@@ -129,7 +158,12 @@ describe('corpus index files', () => {
   it('a build killed with SIGKILL leaves no index a later run would open; the next build starts afresh', async () => {
     const file = join(dir, 'kill.jsonl');
     const n = 100_000;
-    writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `k${i}`, title: `Entity ${i}`, text: `Entity ${i} is related to entity ${(i * 7) % n} and to topic ${i % 97}.` })).join('\n') + '\n');
+    writeFileSync(
+      file,
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ id: `k${i}`, title: `Entity ${i}`, text: `Entity ${i} is related to entity ${(i * 7) % n} and to topic ${i % 97}.` }),
+      ).join('\n') + '\n',
+    );
     const where = join(dir, 'idx-kill');
     const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'corpusBuildChild.ts'), file, where], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

@@ -22,7 +22,7 @@ describe('demonstration parsing', () => {
 
   it('a bad line is an error naming the file and the line', () => {
     const good = JSON.stringify(demos[0]);
-    expect(() => parseDemonstrations(`${good}\n{"role": "solver"`, 'd.jsonl')).toThrow(/^d\.jsonl:2: not JSON/);
+    expect(() => parseDemonstrations(`${good}\n{"role": "solver"`, 'd.jsonl')).toThrow(/^d\.jsonl:2: invalid JSON/);
     expect(() => parseDemonstrations(`${good}\n\n{"role":"judge","prompt":"a","completion":"b"}`, 'd.jsonl')).toThrow(/^d\.jsonl:3: .*role/);
     expect(() => parseDemonstrations('{"role":"solver","prompt":"a"}', 'd.jsonl')).toThrow(/^d\.jsonl:1: .*completion/);
   });

@@ -121,6 +121,38 @@ describe('downsampling in SQL (contiguous steps)', () => {
     s.close();
   });
 
+  it('gives the brute-force bucket envelopes on random series: ties, NaNs, infinities, offsets, sub-ranges', () => {
+    let seed = 12345;
+    const rand = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const s = LabStore.open(':memory:');
+    const insert = s.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
+    for (let trial = 0; trial < 24; trial++) {
+      const run = s.createRun(newRun());
+      const n = 3 + Math.floor(rand() * 2500);
+      const first = Math.floor(rand() * 1000); // contiguous steps first .. first + n - 1
+      // Few distinct values (ties within buckets), NaN (stored NULL), the infinities, NaN runs.
+      const levels = 1 + Math.floor(rand() * 6);
+      const points: MetricPoint[] = Array.from({ length: n }, (_, i) => {
+        const r = rand();
+        const value = r < 0.05 ? NaN : r < 0.06 ? Infinity : r < 0.07 ? -Infinity : trial % 3 === 0 ? Math.floor(rand() * levels) : rand() * 2 - 1;
+        return { step: first + i, value, wallTime: 1_000_000 + 7 * i + trial };
+      });
+      if (trial % 4 === 1) for (let i = Math.floor(n / 3); i < Math.min(n, Math.floor(n / 3) + 40); i++) points[i].value = NaN;
+      s.db.raw.transaction(() => points.forEach((p) => insert.run(run, 'm', p.step, Number.isNaN(p.value) ? null : p.value, p.wallTime)))();
+      for (const maxPoints of [2, 3 + Math.floor(rand() * (n - 2)), Math.max(2, n - 1)]) {
+        if (n > maxPoints) expect(downsampleInSql(s.db, run, 'm', first, n, maxPoints)).toEqual(referenceDownsample(points, maxPoints));
+        expect(s.metricSeries(run, 'm', { maxPoints })).toEqual(referenceDownsample(points, maxPoints));
+      }
+      // A random step range: buckets over the points inside it only.
+      const a = first + Math.floor(rand() * n);
+      const b = a + Math.floor(rand() * (first + n - a));
+      const inRange = points.filter((p) => p.step >= a && p.step <= b);
+      const maxPoints = 2 + Math.floor(rand() * 50);
+      expect(s.metricSeries(run, 'm', { fromStep: a, toStep: b, maxPoints })).toEqual(referenceDownsample(inRange, maxPoints));
+    }
+    s.close();
+  });
+
   it('keeps an all-NaN bucket as one NaN point', () => {
     const values = Array.from({ length: 40 }, (_, i) => (i >= 10 && i < 20 ? NaN : i));
     const { s, run } = storeWithSeries(values);
@@ -179,16 +211,20 @@ describe('MetricSeriesCache', () => {
   it('answers a first read from the store and loads the series in background slices', () => {
     const { s, run } = storeWithSeries(noisy(50_500));
     const queued: (() => void)[] = [];
-    const cache = new MetricSeriesCache(s.db, undefined, (work) => queued.push(work));
+    const delays: number[] = [];
+    const cache = new MetricSeriesCache(s.db, undefined, (work, delayMs) => (queued.push(work), delays.push(delayMs)));
     const want = s.metricSeries(run, 'loss', { maxPoints: 300 });
     expect(cache.series(run, 'loss', { maxPoints: 300 })).toEqual(want); // from the store: nothing loaded yet
     expect(queued).toHaveLength(1);
+    // The first slice waits (the page is drawing the first answer), the others follow at once.
+    expect(delays[0]).toBeGreaterThan(0);
     let slices = 0;
     while (queued.length) {
       queued.shift()!();
       slices++;
     }
     expect(slices).toBe(3); // 20,000 + 20,000 + 10,500 rows
+    expect(delays.slice(1)).toEqual([0, 0]);
     // Loaded: a new point is picked up by the tail check, and the answer still equals the store's.
     s.writeStep(run, { step: 50_500, wallTime: 1, metrics: { loss: 99 }, episodes: [], tokens: false });
     expect(cache.series(run, 'loss', { maxPoints: 300 })).toEqual(s.metricSeries(run, 'loss', { maxPoints: 300 }));

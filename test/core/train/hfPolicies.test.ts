@@ -272,7 +272,13 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     expect(() => openPolicies(hfRunConfig(dir, { policies: { adapter: { ...LORA, targetModules: ['q_proj', 'c_attn'] } } }), { baseDir: '/' })).toThrow(
       /target module "c_attn" is not a linear of qwen3; valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/,
     );
-    expect(() => openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role', adapter: null } }), { baseDir: '/' })).toThrow(/needs policies\.adapter.*policies\.adapter\.kind=lora/);
+    // Per-role full fine-tuning (one copy of the model per role) is refused when the copies do not fit, pointing to LoRA (hfPerRoleFull.test.ts).
+    process.env[MEMORY_ENV] = '1000000';
+    try {
+      expect(() => openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role', adapter: null } }), { baseDir: '/' })).toThrow(/6 per-role full copies.*policies\.adapter\.kind=lora/);
+    } finally {
+      delete process.env[MEMORY_ENV];
+    }
     expect(() => openPolicies(hfRunConfig('/nonexistent/qwen3'), { baseDir: '/' })).toThrow(/field "policies\.init" = "\/nonexistent\/qwen3": model folder \/nonexistent\/qwen3 does not exist/);
     expect(() => openPolicies(hfRunConfig(dir, { policies: { init: null } }), { baseDir: '/' })).toThrow(/--set policies\.init=PATH/);
     expect(tf.memory().numTensors).toBe(before);

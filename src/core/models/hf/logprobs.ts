@@ -21,6 +21,7 @@
  * sampler.test.ts (sampler log-probs equal these).
  */
 import * as tf from '@tensorflow/tfjs';
+import type { LoraDropout } from './loraDropout';
 import { HEAD_CHUNK_FLOATS } from './memory';
 import type { HfModel } from './model';
 
@@ -45,6 +46,8 @@ export interface HfScoreOptions {
   chunkRows?: number;
   /** The adapter to score with: a name, null for the base alone (the KL reference), default as model.ts `HfAdapterChoice`. */
   adapter?: string | null;
+  /** The update's LoRA dropout (./loraDropout.ts; rowKeys: one per pair). Only the update's gradient pass sets it. */
+  dropout?: LoraDropout;
 }
 
 export type HfScores = {
@@ -82,7 +85,7 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const M = B * Tc;
   const chunk = Math.max(1, Math.min(M, options.chunkRows ?? Math.floor(HEAD_CHUNK_FLOATS / V)));
   return tf.tidy(() => {
-    const h = tf.reshape(model.hidden(tf.tensor2d(ids, [B, L], 'int32'), undefined, options.adapter), [B, L, d]); // [B, L, d]
+    const h = tf.reshape(model.hidden(tf.tensor2d(ids, [B, L], 'int32'), undefined, options.adapter, options.dropout), [B, L, d]); // [B, L, d]
     const win = tf.concat(pairs.map((p, r) => tf.slice(h, [r, p.prompt.length - 1, 0], [1, Tc, d])), 0); // [B, Tc, d]
     const rows = tf.reshape(win, [M, d]) as tf.Tensor2D; // [B*Tc, d]
     const lps: tf.Tensor1D[] = [];

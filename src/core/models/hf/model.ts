@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines (~560): loading and the training forward share the class's private weights and tables (decoding: ./decode.ts).
+ *
  * The tfjs fast path of the Hugging Face model family: Qwen3, Qwen2/2.5 and Llama 3.x decoders as
  * transformers' modeling_qwen3.py / modeling_qwen2.py / modeling_llama.py define them. Per layer:
  * h += o_proj(attn(rms(h))); h += down(silu(gate(x)) * up(x)) with x = rms(h). RMSNorm in float32
@@ -12,15 +14,15 @@
  * of the multi-agent regimes; the shared policy is one adapter). Every entry point takes the
  * adapter to run: a name, `null` for the base alone (the KL reference: adapters off, no second
  * copy of the model), or nothing for the adapter named 'default' when there is one (the `lora`
- * option of `fromSource`), else the base. `addAdapter` initialises as peft's
+ * option of `fromSource`), else the base; ./adapters.ts keeps them. `addAdapter` initialises as peft's
  * LoraLayer.reset_lora_parameters (init_lora_weights=True): A by torch's
  * kaiming_uniform_(a=sqrt(5)) on the [r, in] weight, i.e. fan_in = in, gain = sqrt(2 / (1 + a^2))
  * = sqrt(1/3), bound = gain * sqrt(3 / fan_in) = 1 / sqrt(in), A ~ U(-1/sqrt(in), 1/sqrt(in));
  * B = 0, so step 0 equals the base exactly. Seeded: one mulberry32 stream per (seed, layer,
  * module) (../random.ts), not torch's generator, so values differ from peft's for a seed, the law
- * is the same. LoRA dropout is refused (> 0): the training entry points take no per-step random
- * stream, and per-layer recomputation would have to redraw the same mask in the backward; peft's
- * own default for new adapters in the lab is 0.
+ * is the same. LoRA dropout (p > 0) applies to an adapted linear's input before A, only in a
+ * `hidden(..., dropout)` call (the update's gradient pass; ./loraDropout.ts draws the masks, and
+ * redraws the same ones when a recomputed layer runs again in the backward).
  *
  * Memory of training (`recompute`): without it the tape keeps what each custom op saves for its
  * backward, every layer at once (~7x the minimal saved-for-backward estimate, memory.ts). With
@@ -40,30 +42,27 @@
  *   ../layers.ts and ./layers.ts; frozen weights get no weight gradient and no saved copies);
  * - `prefill(ids, padCounts)`: left-padded prompts, positions from 0 at each row's first real
  *   token, pad keys masked; last-column logits and the KV cache;
- * - `decodeStep(ids, positions, cache, keyBias)`: one token per row against the cache.
- * Speed on wasm (measured on a 5.3M-parameter Qwen3 shape, d256 x 4 layers, vocabulary 8192, a
- * loaded 2-core machine): a decoding step is ~290 small kernels, bound by their fixed cost and by
- * reading the weights once (~3 ms at B = 1), so KV decoding of 128 tokens beats re-running the
- * forward every step by ~8x for one row and ~22-26x for 8 rows (batch rollouts into each step);
- * teacher-forced scoring of 4 x 128 tokens runs at ~0.5 of a plain matmul's FLOP rate.
- * At 8 rows a step (~13 ms of CPU) is mostly the weight products with 8-row inputs (reading the
- * weights) and the cache's attention. Fusing q/k/v into one product and gate/up into another
- * does not pay on wasm, measured in CPU time: q/k/v 98 us as three products vs 116 us fused +
- * split, gate/up + SwiGLU 288 us vs 484 us (the split copies; the weights are read once either
- * way), so the linears stay separate (and `params` keeps transformers' names). The KV cache
- * grows in chunks of KV_CHUNK positions (HfKvCache): it pays only for long contexts.
+ * - `decodeStep(ids, positions, cache, keyBias)`: one token per row against the cache, run by
+ *   ./decode.ts (an inference-only form of `block` with fewer kernels; its header has the figures).
+ * Speed on wasm (bench/hf.bench.ts, a 5.3M-parameter Qwen3 shape, d256 x 4 layers, vocabulary
+ * 8192, a loaded 2-core machine, CPU time): KV decoding of 128 tokens beats re-running the
+ * forward every step by ~20x for 8 rows and ~8x for one (a step is ~216 kernels and one read of
+ * the weights whatever the rows, while the recompute grows with them: batch rollouts into each
+ * step); teacher-forced scoring of 4 x 128 tokens runs at ~0.5 of a plain matmul's FLOP rate.
+ * The linears stay separate products (and `params` keeps transformers' names): fused q/k/v and
+ * gate/up products need split copies and copies of the weights for a few percent (./decode.ts).
  * Not here: sampling (sampler.ts), teacher-forced log-probs (logprobs.ts), reading folders
- * (load.ts, safetensorsFile.ts), the float64 reference (reference.ts).
+ * (load.ts, safetensorsFile.ts), the float64 reference (reference.ts), the decoding step
+ * (decode.ts).
  * Tests: test/core/models/hf/model.test.ts (against the float64 reference and transformers'
  * own logits on the fixtures), leaks.test.ts (leaks, failed loads), adapters.test.ts (named
  * adapters), recompute.test.ts (recomputation and the lean head ops against the plain paths).
  */
 import * as tf from '@tensorflow/tfjs';
 import { embed, linear, rmsNorm, rmsNormValue, permute } from '../layers';
-import { HF_LINEAR_MODULES } from './memory';
-import { mixSeed, mulberry32 } from '../random';
 import { ropeInvFreq, type RopeFrequencies } from './rope';
 import { checkWeights, expectedWeights } from './weights';
+import { HfDecoder, KV_CHUNK, type HfKvCache, type HfStepOutput } from './decode';
 import {
   MASKED,
   applyRope,
@@ -77,24 +76,11 @@ import {
   rotateHalfMatrix,
   transpose2d,
 } from './layers';
+import { withLoraDropout, type LoraDropout } from './loraDropout';
+import { DEFAULT_ADAPTER, HfAdapters, NO_ADAPTER, type Adapter, type HfAdapterChoice, type HfAdapterConfig, type Lora } from './adapters';
 import type { HfModelConfig, LoraPair, TensorSource } from './types';
 
-export { MASKED };
-
-/** The adapter an entry point runs: a name, null for the base alone, undefined for 'default' when it exists (else the base). */
-export type HfAdapterChoice = string | null | undefined;
-
-/** The adapter `lora` of `fromSource` becomes, and the one entry points use when given no adapter. */
-export const DEFAULT_ADAPTER = 'default';
-
-/** A new LoRA adapter, as peft's LoraConfig (the fields `addAdapter` reads). */
-export interface HfAdapterConfig {
-  r: number; // rank, integer >= 1 (8-64 typical)
-  alpha: number; // lora_alpha > 0: scale alpha / r (or alpha / sqrt(r) with rslora)
-  rslora: boolean; // use_rslora
-  targetModules: string[]; // peft target_modules: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or 'all-linear'
-  dropout: number; // lora_dropout: must be 0 (see the header)
-}
+export { MASKED, KV_CHUNK, DEFAULT_ADAPTER, type HfKvCache, type HfStepOutput, type HfAdapterChoice, type HfAdapterConfig };
 
 /** Options of `HfModel.fromSource`. */
 export interface HfModelOptions {
@@ -112,32 +98,6 @@ export interface HfModelOptions {
   /** Per-layer activation recomputation in training (see the header). Default false; `model.recompute` may change it later. */
   recompute?: boolean;
 }
-
-/**
- * Per layer key and value cache as chunks [B*nKV, t_i, hd], oldest first (keys untransposed:
- * appending a step is contiguous). A decoding step appends to the last chunk until it holds
- * `kvChunk` positions, then starts a new one: tensors are immutable, so one growing tensor would
- * be copied whole every step (O(t) per layer per step; at t = 140 on the bench shape ~0.2 ms per
- * concat, 8 per step), while the chunks before the last are reused as they are.
- */
-export type HfKvCache = {
-  k: tf.Tensor3D[][]; // [layer][chunk]
-  v: tf.Tensor3D[][];
-};
-
-/**
- * Positions per KV-cache chunk (see HfKvCache). Each extra chunk costs ~10 small kernels per
- * layer per step, so short rollouts keep one growing chunk (a 16-token prompt + 128 new tokens:
- * chunks of 64 were ~5% slower per step than one, within the bench's noise), and long ones copy
- * at most this many positions per step instead of all of them (~10% per step at ~900 positions
- * with chunks of 64 on the bench shape).
- */
-export const KV_CHUNK = 256;
-
-export type HfStepOutput = {
-  logits: tf.Tensor2D; // [B, V] for the last position of each row
-  cache: HfKvCache;
-};
 
 /** Where each token of a [B, T] batch sits: its RoPE position and whether it is a real key. */
 export interface HfBatchLayout {
@@ -176,21 +136,6 @@ function storageOf(name: string, config: HfModelConfig): Storage {
 
 const EMBED = 'model.embed_tokens.weight';
 
-type Lora = { a: tf.Variable; b: tf.Variable; scale: number }; // a = A^T [in, r], b = B^T [r, out]
-type Adapter = ReadonlyMap<string, Lora>; // by adapted weight name
-const NO_ADAPTER: Adapter = new Map();
-
-/** The decoder-layer block each linear module sits in (its checkpoint name is model.layers.N.<block>.<module>.weight). */
-const MODULE_BLOCK = {
-  q_proj: 'self_attn',
-  k_proj: 'self_attn',
-  v_proj: 'self_attn',
-  o_proj: 'self_attn',
-  gate_proj: 'mlp',
-  up_proj: 'mlp',
-  down_proj: 'mlp',
-} satisfies Record<(typeof HF_LINEAR_MODULES)[number], 'self_attn' | 'mlp'>;
-
 /** RoPE tables of a batch's positions, [N, 1, hd] each; the Q pair is pre-multiplied by head_dim^-0.5. */
 type Rope = { cos: tf.Tensor3D; sin: tf.Tensor3D; cosQ: tf.Tensor3D; sinQ: tf.Tensor3D };
 
@@ -208,29 +153,28 @@ export class HfModel {
   kvChunk = KV_CHUNK;
   /** Whether adapter factors are created trainable (`trainable` true or 'lora'). */
   readonly adaptersTrainable: boolean;
-  private readonly adapters = new Map<string, Map<string, Lora>>();
-  private readonly id: number;
+  private readonly adapters: HfAdapters; // named LoRA adapters (./adapters.ts)
   private readonly invFreq: Float64Array;
   private readonly attentionScale: number;
   private readonly rot: tf.Tensor2D; // [hd, hd] rotate-half matrix
-  private readonly group: number; // query heads per KV head
+  private readonly decoder: HfDecoder; // the KV-cache step (./decode.ts) and the constants it derives
 
   private constructor(id: number, config: HfModelConfig, params: Map<string, tf.Variable>, options: HfModelOptions, validVocab: number, rope: RopeFrequencies) {
-    this.id = id;
     this.config = config;
     this.params = params;
     this.validVocab = validVocab;
     this.recompute = options.recompute ?? false;
     this.adaptersTrainable = (options.trainable ?? false) !== false;
+    this.adapters = new HfAdapters(config, params, this.adaptersTrainable, `hf${id}/`);
     this.invFreq = rope.invFreq;
     this.attentionScale = rope.attentionScale;
     this.rot = tf.tensor2d(rotateHalfMatrix(config.headDim), [config.headDim, config.headDim]);
-    this.group = config.numHeads / config.numKvHeads;
+    this.decoder = new HfDecoder(config, params, this.rot, rope);
   }
 
   /** The 'default' adapter's LoRA factors by adapted weight name (empty without one). */
   get lora(): ReadonlyMap<string, Lora> {
-    return this.adapters.get(DEFAULT_ADAPTER) ?? NO_ADAPTER;
+    return this.adapters.defaultAdapter;
   }
 
   /**
@@ -286,162 +230,42 @@ export class HfModel {
 
   /** Names of the adapters in memory, in the order they were added. */
   adapterNames(): string[] {
-    return [...this.adapters.keys()];
+    return this.adapters.names();
   }
 
-  /**
-   * Adds a new adapter initialised as peft does (header: A Kaiming-uniform with bound
-   * 1/sqrt(in), B zero, so it starts equal to the base), on `cfg.targetModules` of every layer.
-   * Errors: a name in use, a base that is itself trainable, a module this model lacks (naming it
-   * and the valid ones), r/alpha out of range, dropout > 0.
-   */
+  /** A new adapter initialised as peft does (./adapters.ts `HfAdapters.add`). */
   addAdapter(name: string, cfg: HfAdapterConfig, seed: number): void {
-    const where = `HfModel.addAdapter("${name}")`;
-    this.checkNewAdapterName(name, where);
-    if (!(Number.isInteger(cfg.r) && cfg.r >= 1)) throw new Error(`${where}: r ${cfg.r} must be an integer >= 1`);
-    if (!(Number.isFinite(cfg.alpha) && cfg.alpha > 0)) throw new Error(`${where}: alpha ${cfg.alpha} must be a positive number`);
-    if (cfg.dropout !== 0) {
-      throw new Error(
-        `${where}: lora dropout ${cfg.dropout} is not supported (only 0): the training path has no per-step random stream, and per-layer recomputation would need the same mask twice; set dropout to 0`,
-      );
-    }
-    const modules = cfg.targetModules.includes('all-linear') ? [...HF_LINEAR_MODULES] : [...new Set(cfg.targetModules)];
-    if (modules.length === 0) throw new Error(`${where}: targetModules is empty; valid: ${HF_LINEAR_MODULES.join(', ')} (or all-linear)`);
-    for (const m of modules) {
-      if (!Object.hasOwn(MODULE_BLOCK, m)) {
-        throw new Error(`${where}: target module "${m}" is not a linear of this ${this.config.architecture} model; valid: ${HF_LINEAR_MODULES.join(', ')} (or all-linear)`);
-      }
-    }
-    const { r } = cfg;
-    const scale = cfg.rslora ? cfg.alpha / Math.sqrt(r) : cfg.alpha / r;
-    const pairs: LoraPair[] = [];
-    for (let l = 0; l < this.config.numLayers; l++) {
-      HF_LINEAR_MODULES.forEach((m, mi) => {
-        if (!modules.includes(m)) return;
-        const target = `model.layers.${l}.${MODULE_BLOCK[m]}.${m}.weight`;
-        const w = this.params.get(target);
-        if (!w) throw new Error(`${where}: this model has no weight "${target}"`);
-        const [inF, out] = w.shape as [number, number]; // stored [in, out]
-        const bound = 1 / Math.sqrt(inF); // kaiming_uniform_(a = sqrt(5)) on [r, in]
-        const rand = mulberry32(mixSeed(seed, l, mi));
-        const a = new Float32Array(r * inF);
-        for (let k = 0; k < a.length; k++) a[k] = (2 * rand() - 1) * bound;
-        pairs.push({ target, a, b: new Float32Array(out * r), r, inFeatures: inF, outFeatures: out, scale });
-      });
-    }
-    this.loadAdapter(name, pairs);
+    this.adapters.add(name, cfg, seed);
   }
 
-  /**
-   * Puts peft LoRA pairs (readLoraAdapter's layout: A [r, in], B [out, r]) in memory as adapter
-   * `name`. A new name creates its variables (trainable as `adaptersTrainable`); an existing name
-   * is overwritten in place (same targets and shapes required), so optimizer state bound to its
-   * variables stays valid (resume). Nothing changes on an error.
-   */
+  /** peft LoRA pairs in memory as adapter `name`, new or overwritten in place (./adapters.ts `HfAdapters.load`). */
   loadAdapter(name: string, pairs: readonly LoraPair[]): void {
-    const where = `HfModel.loadAdapter("${name}")`;
-    if (pairs.length === 0) throw new Error(`${where}: no LoRA pairs`);
-    const seen = new Set<string>();
-    for (const p of pairs) {
-      const w = this.params.get(p.target);
-      if (!w || w.shape.length !== 2 || storageOf(p.target, this.config) !== 'transposed' || p.target === EMBED || p.target === 'lm_head.weight') {
-        throw new Error(`LoRA: target "${p.target}" is not a linear weight of this ${this.config.architecture} model`);
-      }
-      if (seen.has(p.target)) throw new Error(`LoRA: target "${p.target}" is adapted twice`);
-      seen.add(p.target);
-      const [inF, out] = w.shape as [number, number];
-      if (p.inFeatures !== inF || p.outFeatures !== out || p.a.length !== p.r * inF || p.b.length !== out * p.r) {
-        throw new Error(
-          `LoRA: "${p.target}" is [${out}, ${inF}] in the base, the adapter has A [${p.r}, ${p.inFeatures}] (${p.a.length} values), B [${p.outFeatures}, ${p.r}] (${p.b.length} values): made for another base?`,
-        );
-      }
-      if (!Number.isFinite(p.scale)) throw new Error(`LoRA: "${p.target}" has scale ${p.scale}`);
-    }
-    const existing = this.adapters.get(name);
-    if (existing) {
-      const same = existing.size === pairs.length && pairs.every((p) => existing.get(p.target)?.a.shape[1] === p.r);
-      if (!same) throw new Error(`${where}: adapter "${name}" exists with other targets or ranks; removeAdapter("${name}") first`);
-      tf.tidy(() => {
-        for (const p of pairs) {
-          const f = existing.get(p.target)!;
-          f.a.assign(tf.tensor2d(transpose2d(p.a, p.r, p.inFeatures), [p.inFeatures, p.r]));
-          f.b.assign(tf.tensor2d(transpose2d(p.b, p.outFeatures, p.r), [p.r, p.outFeatures]));
-          f.scale = p.scale;
-        }
-      });
-      return;
-    }
-    this.checkNewAdapterName(name, where);
-    const prefix = name === DEFAULT_ADAPTER ? '' : `${name}/`; // 'default' keeps the single-adapter variable names
-    const created = new Map<string, Lora>();
-    const variable = (data: Float32Array, shape: [number, number], label: string) =>
-      tf.tidy(() => tf.variable(tf.tensor2d(data, shape), this.adaptersTrainable, `hf${this.id}/${prefix}${label}`));
-    try {
-      for (const p of pairs) {
-        const a = variable(transpose2d(p.a, p.r, p.inFeatures), [p.inFeatures, p.r], `${p.target}.lora_A`); // A^T [in, r]
-        let b: tf.Variable;
-        try {
-          b = variable(transpose2d(p.b, p.outFeatures, p.r), [p.r, p.outFeatures], `${p.target}.lora_B`); // B^T [r, out]
-        } catch (err) {
-          a.dispose();
-          throw err;
-        }
-        created.set(p.target, { a, b, scale: p.scale });
-      }
-    } catch (err) {
-      for (const f of created.values()) tf.dispose([f.a, f.b]);
-      throw err;
-    }
-    this.adapters.set(name, created);
+    this.adapters.load(name, pairs);
   }
 
-  /** An adapter's factors in peft's layout (A [r, in], B [out, r]), to save it. A read-back (waits for the device): call outside tf.tidy. */
+  /** An adapter's factors in peft's layout (A [r, in], B [out, r]), to save it. A read-back: call outside tf.tidy. */
   readAdapter(name: string): LoraPair[] {
-    return [...this.adapterNamed(name, 'readAdapter')].map(([target, l]) => {
-      const [inF, r] = l.a.shape as [number, number];
-      const out = (l.b.shape as [number, number])[1];
-      const a = transpose2d(l.a.dataSync() as Float32Array, inF, r); // A^T [in, r] -> A [r, in]
-      const b = transpose2d(l.b.dataSync() as Float32Array, r, out); // B^T [r, out] -> B [out, r]
-      return { target, a, b, r, inFeatures: inF, outFeatures: out, scale: l.scale };
-    });
+    return this.adapters.read(name);
   }
 
   /** An adapter's variables (A^T, B^T per target, in target order): the optimizer's list for that role. */
   adapterVariables(name: string): tf.Variable[] {
-    return [...this.adapterNamed(name, 'adapterVariables').values()].flatMap((l) => [l.a, l.b]);
+    return this.adapters.variables(name);
   }
 
   /** Frees an adapter's variables. */
   removeAdapter(name: string): void {
-    const a = this.adapterNamed(name, 'removeAdapter');
-    for (const l of a.values()) tf.dispose([l.a, l.b]);
-    this.adapters.delete(name);
-  }
-
-  private checkNewAdapterName(name: string, where: string): void {
-    if (typeof name !== 'string' || name.length === 0 || name.includes('/')) throw new Error(`${where}: an adapter name is a non-empty string without "/"`);
-    if (this.adapters.has(name)) throw new Error(`${where}: adapter "${name}" exists (adapters: ${this.adapterNames().join(', ')})`);
-    if ([...this.params.values()].some((v) => v.trainable)) {
-      throw new Error(`${where}: the base weights are trainable (full fine-tuning); load with trainable: 'lora' to train adapters over a frozen base`);
-    }
-  }
-
-  private adapterNamed(name: string, where: string): Adapter {
-    const a = this.adapters.get(name);
-    if (!a) throw new Error(`HfModel.${where}: no adapter "${name}"; adapters: ${this.adapterNames().join(', ') || '(none)'}`);
-    return a;
+    this.adapters.remove(name);
   }
 
   /** The adapter an entry point runs (see HfAdapterChoice). */
   private adapterOf(choice: HfAdapterChoice): Adapter | null {
-    if (choice === null) return null;
-    if (choice === undefined) return this.adapters.get(DEFAULT_ADAPTER) ?? null;
-    return this.adapterNamed(choice, 'forward');
+    return this.adapters.of(choice);
   }
 
   /** Trainable variables: every adapter's factors (trainable 'lora', or true with `lora`), or every base weight (full fine-tuning); none when loaded frozen. */
   variables(): tf.Variable[] {
-    const factors = [...this.adapters.keys()].flatMap((n) => this.adapterVariables(n));
+    const factors = this.adapters.allVariables();
     return [...this.params.values(), ...factors].filter((v) => v.trainable);
   }
 
@@ -452,8 +276,8 @@ export class HfModel {
 
   dispose(): void {
     for (const v of this.params.values()) v.dispose();
-    for (const a of this.adapters.values()) for (const l of a.values()) tf.dispose([l.a, l.b]);
-    this.adapters.clear();
+    this.adapters.dispose();
+    this.decoder.dispose();
     this.rot.dispose();
   }
 
@@ -472,11 +296,12 @@ export class HfModel {
   /**
    * The final-normed hidden states [B*T, d] of ids [B, T] (differentiable). Default layout:
    * positions 0..T-1 in every row, every token real (right padding needs no mask: causal
-   * attention never looks right).
+   * attention never looks right). `dropout`: the update's LoRA dropout (./loraDropout.ts), given
+   * by its gradient pass only.
    */
-  hidden(ids: tf.Tensor2D, layout?: HfBatchLayout, adapter?: HfAdapterChoice): tf.Tensor2D {
+  hidden(ids: tf.Tensor2D, layout?: HfBatchLayout, adapter?: HfAdapterChoice, dropout?: LoraDropout): tf.Tensor2D {
     const [B, T] = ids.shape;
-    const lora = this.adapterOf(adapter);
+    const lora = withLoraDropout(this.adapterOf(adapter), dropout, B, T); // the adapter as it is without dropout (or p = 0)
     const L = layout ?? leftPadLayout(Array<number>(B).fill(0), T);
     if (L.positions.length !== B * T || L.keyMask.length !== B * T) throw new Error(`HfModel: layout has ${L.positions.length} positions for ${B} x ${T} ids`);
     this.checkPositions(L.positions);
@@ -547,56 +372,14 @@ export class HfModel {
   decodeStep(ids: readonly number[], positions: readonly number[], cache: HfKvCache, keyBias: Float32Array, adapter?: HfAdapterChoice): HfStepOutput {
     const B = ids.length;
     const lora = this.adapterOf(adapter);
-    const { numHeads: H, numKvHeads: nKv, headDim: hd } = this.config;
-    const g = this.group;
+    const nKv = this.config.numKvHeads;
     const t = cache.k.length > 0 ? cache.k[0].reduce((n, c) => n + c.shape[1], 0) + 1 : 0;
     if (keyBias.length !== B * t) throw new Error(`HfModel.decodeStep: keyBias has ${keyBias.length} values, expected ${B} x ${t}`);
     if (positions.length !== B || cache.k.length !== this.config.numLayers || cache.k[0][0].shape[0] !== B * nKv) {
       throw new Error(`HfModel.decodeStep: ${B} ids, ${positions.length} positions and a cache of ${cache.k.length} layers x ${cache.k[0]?.[0]?.shape[0]} rows (expected ${this.config.numLayers} x ${B * nKv})`);
     }
     this.checkPositions(positions);
-    return tf.tidy(() => {
-      const bias = tf.tensor4d(keyBias, [B, 1, 1, t]);
-      const next: HfKvCache = { k: [], v: [] };
-      const rope = this.rope(positions);
-      let x = this.embed(tf.tensor1d(ids as number[], 'int32'), false); // [B, d]
-      for (let l = 0; l < this.config.numLayers; l++) {
-        x = this.block(l, x, rope, false, (q, k, v) => {
-          const kc = this.appendToCache(cache.k[l], tf.reshape(k, [B * nKv, 1, hd]) as tf.Tensor3D); // chunks [B*nKV, t_i, hd]
-          const vc = this.appendToCache(cache.v[l], tf.reshape(v, [B * nKv, 1, hd]) as tf.Tensor3D);
-          next.k.push(kc);
-          next.v.push(vc);
-          // The g query heads of a KV head are the rows of one small product (GQA without repeating keys).
-          const qg = tf.reshape(q, [B * nKv, g, hd]) as tf.Tensor3D; // [B*nKV, g, hd]
-          const parts = kc.map((c) => tf.matMul(qg, c, false, true)); // [B*nKV, g, t_i]
-          const scores = parts.length === 1 ? parts[0] : tf.concat(parts, 2); // [B*nKV, g, t]: small next to the keys
-          const att = tf.reshape(tf.softmax(tf.add(tf.reshape(scores, [B, nKv, g, t]), bias), -1), [B * nKv, g, t]) as tf.Tensor3D; // [B*nKV, g, t]
-          let off = 0;
-          const ys = vc.map((c) => {
-            const n = c.shape[1];
-            const a = vc.length === 1 ? att : (tf.slice(att, [0, 0, off], [B * nKv, g, n]) as tf.Tensor3D); // [B*nKV, g, t_i]
-            off += n;
-            return tf.matMul(a, c); // [B*nKV, g, hd]
-          });
-          const y = ys.length === 1 ? ys[0] : tf.addN(ys); // [B*nKV, g, hd]
-          return tf.reshape(y, [B, H * hd]) as tf.Tensor2D; // [B, nH*hd]
-        }, lora);
-      }
-      const h = this.norm(x, this.p('model.norm.weight'), false);
-      return { logits: this.lin(h, this.headWeight(), false), cache: next }; // [B, V]
-    });
-  }
-
-  /**
-   * A layer's cache chunks with one more position: the last chunk grown by concatenation while it
-   * holds fewer than `kvChunk` positions, else a new chunk. Earlier chunks are aliased (a reshape
-   * to the same shape shares the data, no copy), so the caller may dispose the old cache.
-   */
-  private appendToCache(chunks: tf.Tensor3D[], step: tf.Tensor3D): tf.Tensor3D[] {
-    const last = chunks[chunks.length - 1];
-    const alias = (c: tf.Tensor3D) => tf.reshape(c, c.shape) as tf.Tensor3D;
-    if (last.shape[1] >= this.kvChunk) return [...chunks.map(alias), step];
-    return [...chunks.slice(0, -1).map(alias), tf.concat([last, step], 1) as tf.Tensor3D]; // [B*nKV, t_last + 1, hd]
+    return this.decoder.step(ids, positions, cache, keyBias, lora, this.kvChunk); // ./decode.ts
   }
 
   private checkPositions(positions: ArrayLike<number>): void {
@@ -743,7 +526,7 @@ export class HfModel {
     let y = this.lin(x, this.p(name), train); // [N, out]
     const ad = lora?.get(name);
     if (ad) {
-      const xa = this.lin(x, ad.a as unknown as tf.Tensor2D, train); // x A^T
+      const xa = this.lin(ad.drop ? ad.drop(x) : x, ad.a as unknown as tf.Tensor2D, train); // dropout(x) A^T (peft: dropout in training only)
       y = tf.add(y, tf.mul(this.lin(xa, ad.b as unknown as tf.Tensor2D, train), ad.scale)); // + scale (x A^T) B^T
     }
     const bias = this.params.get(`${module}.bias`);

@@ -25,8 +25,8 @@
  * selection kept, once the list has reached its end.
  */
 import { computed, ref, shallowRef, type Ref } from 'vue';
-import type { ApiOutputs, EventFilterInput, RunDetail } from '../../../shared/api';
-import type { EventCursor, EventSummary } from '../../../shared/records';
+import type { ApiOutputs, RunDetail } from '../../../shared/api';
+import type { EventCursor, EventFilter, EventSummary } from '../../../shared/records';
 import { sortEvents, type SortKey } from '../../../shared/traceExplain';
 import { labClient } from '../api/client';
 import { usePushes } from './usePushes';
@@ -84,7 +84,7 @@ function memo<T>(fetch: (id: number) => Promise<T>) {
 
 export function useTrace(runId: Ref<number>) {
   const api = labClient();
-  const filter = ref<EventFilterInput>({});
+  const filter = ref<EventFilter>({});
   /** Loaded events in list order; `events` is what is shown (sorted when asked). */
   let loaded: EventSummary[] = [];
   const events = shallowRef<EventSummary[]>([]);
@@ -233,11 +233,13 @@ export function useTrace(runId: Ref<number>) {
 
   /** The selected event's group (complete events of its step, kind and group key), fetched after the selection is shown. */
   async function loadGroup(e: EventSummary): Promise<void> {
-    const key = `${e.step}/${e.kind}`;
+    // An evaluation's events share steps (and, on dataset files, group keys) with training's: the group is the list's split.
+    const split = filter.value.split;
+    const key = `${e.step}/${e.kind}/${split ?? ''}`;
     let list = groupLists.get(key);
     if (!list) {
       list = api
-        .listEvents({ runId: runId.value, filter: { fromStep: e.step, toStep: e.step, kind: e.kind, complete: true }, limit: 1000 })
+        .listEvents({ runId: runId.value, filter: { fromStep: e.step, toStep: e.step, kind: e.kind, complete: true, split }, limit: 1000 })
         .then((p) => p.events);
       groupLists.set(key, list);
       list.catch(() => groupLists.delete(key));

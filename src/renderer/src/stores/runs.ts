@@ -7,6 +7,7 @@ import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import type { RunSummary } from '../../../shared/api';
 import { labClient } from '../api/client';
+import { bestEvalAfter } from '../../../shared/analysis';
 import { lastStepAfterPush } from '../../../shared/stepConvention';
 
 export const useRunsStore = defineStore('runs', () => {
@@ -41,9 +42,10 @@ export const useRunsStore = defineStore('runs', () => {
     if (p.type === 'runs' || p.type === 'status') refreshSoon();
     else if (p.type === 'progress') {
       const r = runs.value.find((x) => x.id === p.runId);
-      if (r) r.lastStep = lastStepAfterPush(p, r.lastStep);
-      const ev = p.metrics['eval/macro/avg'];
-      if (r && ev !== undefined && ev !== null && (!r.bestEval || ev > r.bestEval.value)) r.bestEval = { step: p.step, value: ev };
+      if (r) {
+        r.lastStep = lastStepAfterPush(p, r.lastStep);
+        r.bestEval = bestEvalAfter(r.bestEval, p.step, p.metrics['eval/macro/avg']); // the list's rule (analysis.ts)
+      }
     }
   });
 

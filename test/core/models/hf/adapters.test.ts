@@ -90,7 +90,7 @@ describe('addAdapter: peft initialisation', () => {
     }
   });
 
-  it('refuses a module the model lacks (naming it and the valid ones), dropout > 0, a name in use, bad r/alpha, a trainable base; nothing is created', () => {
+  it('refuses a module the model lacks (naming it and the valid ones), dropout outside [0, 1), a name in use, bad r/alpha, a trainable base; nothing is created', () => {
     const config = randomHfConfig();
     const { model } = loadBase(config);
     const full = loadBase(config, true).model;
@@ -99,7 +99,8 @@ describe('addAdapter: peft initialisation', () => {
       const n = tf.memory().numTensors;
       expect(() => model.addAdapter('y', { ...CFG, targetModules: ['q_proj', 'c_attn'] }, 1)).toThrow(/"c_attn".*valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/);
       expect(() => model.addAdapter('y', { ...CFG, targetModules: ['lm_head'] }, 1)).toThrow(/"lm_head"/);
-      expect(() => model.addAdapter('y', { ...CFG, dropout: 0.05 }, 1)).toThrow(/dropout 0\.05 is not supported/);
+      expect(() => model.addAdapter('y', { ...CFG, dropout: 1 }, 1)).toThrow(/lora dropout 1 must be in \[0, 1\)/);
+      expect(() => model.addAdapter('y', { ...CFG, dropout: -0.1 }, 1)).toThrow(/lora dropout -0\.1 must be in \[0, 1\)/);
       expect(() => model.addAdapter('x', CFG, 1)).toThrow(/adapter "x" exists/);
       expect(() => model.addAdapter('y', { ...CFG, r: 0 }, 1)).toThrow(/r 0/);
       expect(() => model.addAdapter('y', { ...CFG, alpha: -1 }, 1)).toThrow(/alpha -1/);

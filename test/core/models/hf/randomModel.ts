@@ -129,8 +129,16 @@ export function randomLora(c: HfModelConfig, r: number, scale: number, seed: num
  * Float64 forward of one sequence (positions 0..n-1) -> logits [n][V], written from
  * transformers' modeling_qwen3/qwen2/llama with plain loops. RoPE: `default` type only
  * (inv_freq_i = theta^(-2i/hd)); the other types are covered by reference.ts on the fixtures.
+ * `loraInputMask(target, t)`: multiplies the LoRA branch's input at position t (peft's lora_dropout
+ * with a given mask; the base product reads x unchanged).
  */
-export function reference64(c: HfModelConfig, w: ReadonlyMap<string, Float32Array>, ids: readonly number[], lora: readonly LoraPair[] = []): Float64Array[] {
+export function reference64(
+  c: HfModelConfig,
+  w: ReadonlyMap<string, Float32Array>,
+  ids: readonly number[],
+  lora: readonly LoraPair[] = [],
+  loraInputMask?: (target: string, t: number) => ArrayLike<number>,
+): Float64Array[] {
   if (c.rope.type !== 'default') throw new Error('reference64: default RoPE only');
   const { hiddenSize: d, numHeads: H, numKvHeads: K, headDim: hd, rmsNormEps: eps } = c;
   const n = ids.length;
@@ -141,8 +149,8 @@ export function reference64(c: HfModelConfig, w: ReadonlyMap<string, Float32Arra
     return v;
   };
   const loraOf = new Map(lora.map((p) => [p.target, p]));
-  // y = x W^T (+ b) (+ scale B A x), W [out, in]
-  const linear = (x: Float64Array, name: string, out: number, inF: number, bias?: string): Float64Array => {
+  // y = x W^T (+ b) (+ scale B A (mask * x)), W [out, in]; t: the position (for the mask)
+  const linear = (x: Float64Array, name: string, out: number, inF: number, bias?: string, t = -1): Float64Array => {
     const m = W(`${name}.weight`);
     const y = new Float64Array(out);
     for (let o = 0; o < out; o++) {
@@ -152,8 +160,9 @@ export function reference64(c: HfModelConfig, w: ReadonlyMap<string, Float32Arra
     }
     const p = loraOf.get(`${name}.weight`);
     if (p) {
+      const m = loraInputMask?.(p.target, t);
       const ax = new Float64Array(p.r);
-      for (let j = 0; j < p.r; j++) for (let i = 0; i < inF; i++) ax[j] += p.a[j * inF + i] * x[i];
+      for (let j = 0; j < p.r; j++) for (let i = 0; i < inF; i++) ax[j] += p.a[j * inF + i] * x[i] * (m ? m[i] : 1);
       for (let o = 0; o < out; o++) for (let j = 0; j < p.r; j++) y[o] += p.scale * p.b[o * p.r + j] * ax[j];
     }
     return y;
@@ -186,9 +195,9 @@ export function reference64(c: HfModelConfig, w: ReadonlyMap<string, Float32Arra
     for (let t = 0; t < n; t++) {
       const h = rms(xs[t], `${p}input_layernorm.weight`);
       const b = (m: string) => (c.attentionBias ? `${p}self_attn.${m}.bias` : undefined);
-      const q = linear(h, `${p}self_attn.q_proj`, H * hd, d, b('q_proj'));
-      const k = linear(h, `${p}self_attn.k_proj`, K * hd, d, b('k_proj'));
-      vs.push(linear(h, `${p}self_attn.v_proj`, K * hd, d, b('v_proj')));
+      const q = linear(h, `${p}self_attn.q_proj`, H * hd, d, b('q_proj'), t);
+      const k = linear(h, `${p}self_attn.k_proj`, K * hd, d, b('k_proj'), t);
+      vs.push(linear(h, `${p}self_attn.v_proj`, K * hd, d, b('v_proj'), t));
       if (c.qkNorm) {
         for (let hh = 0; hh < H; hh++) q.set(rms(q.subarray(hh * hd, (hh + 1) * hd), `${p}self_attn.q_norm.weight`), hh * hd);
         for (let hh = 0; hh < K; hh++) k.set(rms(k.subarray(hh * hd, (hh + 1) * hd), `${p}self_attn.k_norm.weight`), hh * hd);
@@ -214,13 +223,13 @@ export function reference64(c: HfModelConfig, w: ReadonlyMap<string, Float32Arra
         for (let u = 0; u <= t; u++) z += s[u] = Math.exp(s[u] - max);
         for (let u = 0; u <= t; u++) for (let j = 0; j < hd; j++) y[hh * hd + j] += (s[u] / z) * vs[u][kv * hd + j];
       }
-      const o = linear(y, `${p}self_attn.o_proj`, d, H * hd);
+      const o = linear(y, `${p}self_attn.o_proj`, d, H * hd, undefined, t);
       const x1 = x.map((v, i) => v + o[i]);
       const h2 = rms(x1, `${p}post_attention_layernorm.weight`);
-      const gate = linear(h2, `${p}mlp.gate_proj`, c.intermediateSize, d);
-      const up = linear(h2, `${p}mlp.up_proj`, c.intermediateSize, d);
+      const gate = linear(h2, `${p}mlp.gate_proj`, c.intermediateSize, d, undefined, t);
+      const up = linear(h2, `${p}mlp.up_proj`, c.intermediateSize, d, undefined, t);
       const act = gate.map((gv, i) => (gv / (1 + Math.exp(-gv))) * up[i]);
-      const down = linear(act, `${p}mlp.down_proj`, d, c.intermediateSize);
+      const down = linear(act, `${p}mlp.down_proj`, d, c.intermediateSize, undefined, t);
       return x1.map((v, i) => v + down[i]);
     });
   }
