@@ -5,11 +5,15 @@
 // floating promises, max-len 160), and the layering of docs/ARCHITECTURE.md as `no-restricted-imports`
 // per folder: src/core never imports electron, vue or the UI; src/shared stays browser-safe; the
 // renderer reaches the rest only through src/shared and its API client.
-// What it is not: a formatter (none adopted yet); of the layout rules only max-len is kept.
+// What it is not: a formatter. Layout is Prettier's (`.prettierrc.json`: width 160, single quotes;
+// `npm run lint` runs `prettier --check .` after ESLint, `npm run format` rewrites);
+// eslint-config-prettier switches off the rules that would fight it. max-len stays: Prettier does
+// not break long strings or comments.
 // How it is tested: `npm run lint` passes on the tree; test/layering.test.ts checks that this file
 // still holds the layering rules and that they fire on a forbidden import.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
+import prettierConfig from 'eslint-config-prettier';
 import pluginVue from 'eslint-plugin-vue';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -100,6 +104,7 @@ export default defineConfig(
   js.configs.recommended,
   tseslint.configs.recommended,
   pluginVue.configs['flat/recommended'],
+  prettierConfig,
 
   // Every file: the environment and the rules that catch mistakes rather than style.
   {
@@ -112,15 +117,12 @@ export default defineConfig(
     rules: {
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       'max-len': ['error', maxLen],
-      '@typescript-eslint/no-unused-vars': [
-        'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
-      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       // TypeScript checks names; the core rule does not know type-only globals.
       'no-undef': 'off',
       // Tests match aligned CLI tables with literal runs of spaces; `{2}` would read worse.
       'no-regex-spaces': 'off',
-      // Layout is a formatter's job (none adopted yet); max-len is the one layout rule kept.
+      // Layout is Prettier's job; max-len is the one layout rule kept.
       ...vueLayoutRulesOff,
     },
   },

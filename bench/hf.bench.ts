@@ -108,7 +108,15 @@ function randomLora(c: HfModelConfig, r: number): LoraPair[] {
     for (const m of HF_LINEAR_MODULES) {
       const [inF, outF] = shapes[m];
       const kind = m.endsWith('proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(m) ? 'mlp' : 'self_attn';
-      pairs.push({ target: `model.layers.${l}.${kind}.${m}.weight`, a: fill(r * inF, 0.1), b: fill(outF * r, 0.01), r, inFeatures: inF, outFeatures: outF, scale: 2 });
+      pairs.push({
+        target: `model.layers.${l}.${kind}.${m}.weight`,
+        a: fill(r * inF, 0.1),
+        b: fill(outF * r, 0.01),
+        r,
+        inFeatures: inF,
+        outFeatures: outF,
+        scale: 2,
+      });
     }
   }
   return pairs;
@@ -153,7 +161,9 @@ async function main(): Promise<void> {
       kv.push(timed(run('kv')), timed(run('kv')));
       const kvMs = median(kv.map((k) => k.ms));
       const kvCpu = median(kv.map((k) => k.cpu));
-      console.log(`decode: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${rows} x ${newTokens} tokens`);
+      console.log(
+        `decode: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${rows} x ${newTokens} tokens`,
+      );
       return { speedup: full.ms / kvMs, speedupCpu: full.cpu / kvCpu, tokS: ((rows * newTokens) / kvMs) * 1e3 };
     };
     const dec8 = decodeRatio(8);
@@ -182,7 +192,9 @@ async function main(): Promise<void> {
     tf.dispose([a, w]);
     const scoreRate = scoringFlops(config, B, T) / (median(scoreMs) / 1e3);
     const matmulRate = (2 * B * T * config.hiddenSize * config.intermediateSize) / (median(matmulMs) / 1e3);
-    console.log(`score: ${median(scoreMs).toFixed(0)} ms for ${B}x${T} tokens = ${(scoreRate / 1e9).toFixed(2)} GFLOP/s; plain matmul [${B * T},${config.hiddenSize}]x[${config.hiddenSize},${config.intermediateSize}] ${median(matmulMs).toFixed(1)} ms = ${(matmulRate / 1e9).toFixed(2)} GFLOP/s`);
+    console.log(
+      `score: ${median(scoreMs).toFixed(0)} ms for ${B}x${T} tokens = ${(scoreRate / 1e9).toFixed(2)} GFLOP/s; plain matmul [${B * T},${config.hiddenSize}]x[${config.hiddenSize},${config.intermediateSize}] ${median(matmulMs).toFixed(1)} ms = ${(matmulRate / 1e9).toFixed(2)} GFLOP/s`,
+    );
 
     // KV cache bytes left by a prefill of the same batch.
     const est = estimateHfMemory(config, { loraR: 8, seqLen: T });

@@ -27,11 +27,15 @@ const N = B * T;
 /** ms of one forward + backward of `f` with respect to `xs`, against a fixed random cotangent. */
 async function fwdBwdMs(f: (...xs: tf.Tensor[]) => tf.Tensor, xs: tf.Tensor[], runs = 5): Promise<number> {
   const g = tf.grads(f);
-  return timeMedian(async () => {
-    const out = tf.tidy(() => g(xs));
-    await Promise.all(out.map((t) => t.data())); // waits for the device
-    tf.dispose(out);
-  }, runs, 2);
+  return timeMedian(
+    async () => {
+      const out = tf.tidy(() => g(xs));
+      await Promise.all(out.map((t) => t.data())); // waits for the device
+      tf.dispose(out);
+    },
+    runs,
+    2,
+  );
 }
 
 function causalBias(): tf.Tensor4D {
@@ -45,7 +49,10 @@ async function measure(backend: string): Promise<Record<string, number>> {
   const h = r([N, D]);
   const [wq, wk, wv, w] = [r([D, D]), r([D, D]), r([D, D]), r([D, D])];
   const table = r([V, D]);
-  const ids = tf.tensor1d(Array.from({ length: N }, (_, i) => (i * 37) % V), 'int32');
+  const ids = tf.tensor1d(
+    Array.from({ length: N }, (_, i) => (i * 37) % V),
+    'int32',
+  );
   const bias = causalBias();
   const weigh = (y: tf.Tensor) => tf.sum(tf.mul(y, tf.onesLike(y).mul(0.5))); // scalar loss
 
@@ -62,14 +69,19 @@ async function measure(backend: string): Promise<Record<string, number>> {
 
   tf.dispose([h, wq, wk, wv, w, table, ids, bias]);
   const show = (n: number) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(1)} ms`);
-  console.log(`${backend}: attention trick ${show(attTrick)} plain ${show(attPlain)}; embedding one-hot ${show(embTrick)} gather ${show(embPlain)}; linear trick ${show(linTrick)} plain ${show(linPlain)}`);
+  console.log(
+    `${backend}: attention trick ${show(attTrick)} plain ${show(attPlain)}; embedding one-hot ${show(embTrick)} gather ${show(embPlain)}; linear trick ${show(linTrick)} plain ${show(linPlain)}`,
+  );
   return { attention: attTrick / attPlain, embedding: embTrick / embPlain, linear: linTrick / linPlain };
 }
 
 async function main(): Promise<void> {
   const { wasm, native } = await onWasmThenNative(measure);
   const keys: Record<string, number | string> = {};
-  for (const [backend, ratios] of [['wasm', wasm], ['node', native]] as const) {
+  for (const [backend, ratios] of [
+    ['wasm', wasm],
+    ['node', native],
+  ] as const) {
     if (!ratios) continue;
     for (const [op, v] of Object.entries(ratios)) keys[`${op}_${backend}`] = Number.isNaN(v) ? 'n/a' : v;
   }

@@ -154,7 +154,9 @@ async function main(): Promise<void> {
   const roles = 3;
   const rolesLora = rolesResident('lora', roles, pairs);
   const rolesFull = rolesResident('full', roles, pairs);
-  console.log(`per-role, ${roles} roles: adapters over one base ${(rolesLora / 1e6).toFixed(1)} MB resident, ${roles} full models ${(rolesFull / 1e6).toFixed(1)} MB`);
+  console.log(
+    `per-role, ${roles} roles: adapters over one base ${(rolesLora / 1e6).toFixed(1)} MB resident, ${roles} full models ${(rolesFull / 1e6).toFixed(1)} MB`,
+  );
   headline('lora', {
     lora_step_ratio: lora.ms / full.ms,
     lora_step_ratio_cpu: lora.cpu / full.cpu,

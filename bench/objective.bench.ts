@@ -9,7 +9,7 @@ import { benchBackend, headline, median } from './lib';
 
 function makeBatch(members: number, tokens: number, seed: number): ObjectiveBatch {
   let s = seed >>> 0;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
   const batch: ObjectiveBatch = { events: [], members: [] };
   let m = 0;
   for (let e = 0; m < members; e++) {

@@ -71,15 +71,36 @@ interface Shape {
 const SHAPES = {
   math: {
     lab: modelConfig('tiny', { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 }),
-    trainRows: 48, scoreRows: 32, prompt: 64, completion: 32, sampleRows: 32, samplePrompt: 64, newTokens: 32, runs: 5,
+    trainRows: 48,
+    scoreRows: 32,
+    prompt: 64,
+    completion: 32,
+    sampleRows: 32,
+    samplePrompt: 64,
+    newTokens: 32,
+    runs: 5,
   },
   search: {
     lab: modelConfig('tiny', { dModel: 64, nLayers: 2, nHeads: 4, contextLength: 512 }),
-    trainRows: 48, scoreRows: 32, prompt: 192, completion: 104, sampleRows: 32, samplePrompt: 192, newTokens: 104, runs: 3,
+    trainRows: 48,
+    scoreRows: 32,
+    prompt: 192,
+    completion: 104,
+    sampleRows: 32,
+    samplePrompt: 192,
+    newTokens: 104,
+    runs: 3,
   },
   small: {
     lab: modelConfig('small'),
-    trainRows: 32, scoreRows: 32, prompt: 64, completion: 64, sampleRows: 32, samplePrompt: 64, newTokens: 64, runs: 3,
+    trainRows: 32,
+    scoreRows: 32,
+    prompt: 64,
+    completion: 64,
+    sampleRows: 32,
+    samplePrompt: 64,
+    newTokens: 64,
+    runs: 3,
   },
 } satisfies Record<ShapeName, Shape>;
 
@@ -104,7 +125,10 @@ function hfTwin(c: ModelConfig): HfModelConfig {
 }
 
 const hfParams = (c: HfModelConfig) => weightShapes(c).reduce((a, w) => a + w.shape.reduce((x, y) => x * y, 1), 0);
-const hfMatmulParams = (c: HfModelConfig) => weightShapes(c).filter((w) => w.shape.length === 2).reduce((a, w) => a + w.shape[0] * w.shape[1], 0);
+const hfMatmulParams = (c: HfModelConfig) =>
+  weightShapes(c)
+    .filter((w) => w.shape.length === 2)
+    .reduce((a, w) => a + w.shape[0] * w.shape[1], 0);
 
 /** One implementation behind the three measured operations. */
 interface Contender {
@@ -233,18 +257,40 @@ async function measure(backend: string): Promise<Record<string, number>> {
       `${backend} ${name}: lab d${c.dModel} x ${c.nLayers}, ${c.nHeads} heads, ${parameterCount(c)} params; ` +
         `hf ${hfTwin(c).numKvHeads} KV heads, SwiGLU ${hfTwin(c).intermediateSize}, ${hfParams(hfTwin(c))} params`,
     );
-    const tr = alternate(() => lab.trainStep(train), () => hf.trainStep(train), shape.runs);
-    const sa = alternate(() => lab.sample(prompts, shape.newTokens), () => hf.sample(prompts, shape.newTokens), shape.runs);
-    const sc = alternate(() => lab.score(scored), () => hf.score(scored), shape.runs);
+    const tr = alternate(
+      () => lab.trainStep(train),
+      () => hf.trainStep(train),
+      shape.runs,
+    );
+    const sa = alternate(
+      () => lab.sample(prompts, shape.newTokens),
+      () => hf.sample(prompts, shape.newTokens),
+      shape.runs,
+    );
+    const sc = alternate(
+      () => lab.score(scored),
+      () => hf.score(scored),
+      shape.runs,
+    );
     const trainTokens = shape.trainRows * (shape.prompt + shape.completion);
     const newTokens = shape.sampleRows * shape.newTokens;
     const fmt = (what: string, t: { a: Timing; b: Timing }, per: string) =>
       `  ${what}: lab ${t.a.ms.toFixed(0)} ms (cpu ${t.a.cpu.toFixed(0)}), hf ${t.b.ms.toFixed(0)} ms (cpu ${t.b.cpu.toFixed(0)}) ${per}; lab/hf ${(t.a.ms / t.b.ms).toFixed(2)}`;
     console.log(fmt('train step', tr, `for ${shape.trainRows} x ${shape.prompt + shape.completion} tokens`));
-    console.log(fmt('sample', sa, `for ${shape.sampleRows} x ${shape.newTokens} new tokens: lab ${((newTokens / sa.a.ms) * 1e3).toFixed(0)} tok/s, hf ${((newTokens / sa.b.ms) * 1e3).toFixed(0)} tok/s`));
+    console.log(
+      fmt(
+        'sample',
+        sa,
+        `for ${shape.sampleRows} x ${shape.newTokens} new tokens: lab ${((newTokens / sa.a.ms) * 1e3).toFixed(0)} tok/s, hf ${((newTokens / sa.b.ms) * 1e3).toFixed(0)} tok/s`,
+      ),
+    );
     console.log(fmt('score', sc, `for ${shape.scoreRows} x ${shape.prompt + shape.completion} tokens`));
     const suffix = name === 'math' ? '' : `_${name}`;
-    for (const [what, t] of [['train', tr], ['sample', sa], ['score', sc]] as const) {
+    for (const [what, t] of [
+      ['train', tr],
+      ['sample', sa],
+      ['score', sc],
+    ] as const) {
       keys[`hf_vs_lab_${what}${suffix}`] = t.a.ms / t.b.ms;
       keys[`hf_vs_lab_${what}${suffix}_cpu`] = t.a.cpu / t.b.cpu;
     }

@@ -44,7 +44,9 @@ async function measure(backend: string) {
   const d = process.cpuUsage(c);
   const cpuMs = (d.user + d.system) / 1e3;
   policies.dispose();
-  console.log(`${backend}: ${count} episodes, ${tokens} tokens in ${(wall / 1000).toFixed(2)} s (cpu ${(cpuMs / 1000).toFixed(2)} s); sampler ${(samplerMs / 1000).toFixed(2)} s`);
+  console.log(
+    `${backend}: ${count} episodes, ${tokens} tokens in ${(wall / 1000).toFixed(2)} s (cpu ${(cpuMs / 1000).toFixed(2)} s); sampler ${(samplerMs / 1000).toFixed(2)} s`,
+  );
   return {
     keys: { episodes_s: (count / wall) * 1000, gen_tok_s: (tokens / wall) * 1000, sampler_frac: samplerMs / wall },
     msPerToken: wall / tokens,

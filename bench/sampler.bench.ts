@@ -36,7 +36,9 @@ async function measure(backend: string) {
   kv.push(timed('kv'), timed('kv'), timed('kv'));
   const kvMs = median(kv.map((k) => k.ms));
   const kvCpu = median(kv.map((k) => k.cpu));
-  console.log(`${backend}: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${tokens} tokens`);
+  console.log(
+    `${backend}: kv ${kvMs.toFixed(0)} ms (cpu ${kvCpu.toFixed(0)}), full ${full.ms.toFixed(0)} ms (cpu ${full.cpu.toFixed(0)}) for ${tokens} tokens`,
+  );
   model.dispose();
   return {
     kvMs,

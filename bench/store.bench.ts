@@ -61,7 +61,9 @@ function main(): void {
     );
     console.log(`tokens on:  ${on.stepMs.toFixed(2)} ms/step, ${Math.round(on.rowsPerS)} member rows/s (median of ${RUNS})`);
     console.log(`tokens off: ${off.stepMs.toFixed(2)} ms/step, ${Math.round(off.rowsPerS)} member rows/s`);
-    console.log(`blob bytes per member with tokens: ${Math.round(blobBytes / membersOn)}; database file ${(fileBytes / 2 ** 20).toFixed(1)} MiB for ${2 * (WARMUP + RUNS)} steps`);
+    console.log(
+      `blob bytes per member with tokens: ${Math.round(blobBytes / membersOn)}; database file ${(fileBytes / 2 ** 20).toFixed(1)} MiB for ${2 * (WARMUP + RUNS)} steps`,
+    );
     headline('store', {
       member_rows_s: on.rowsPerS,
       step_ms: on.stepMs,

@@ -22,11 +22,21 @@ async function main(): Promise<void> {
   const root = resolve(__dirname, '..');
   const warm = existsSync(join(root, WARMSTART_DIR, 'math-tiny'));
   const config = presetConfig('math-quick', warm ? {} : { policies: { init: null } });
-  console.log(`math-quick: ${warm ? 'warm start' : 'random init (no resources/warmstart/math-tiny)'}; ` + `N ${config.rollout.tasksPerStep} x G ${config.rollout.groupSize}, eval ${config.eval.queries} queries x n ${config.eval.n}`);
+  console.log(
+    `math-quick: ${warm ? 'warm start' : 'random init (no resources/warmstart/math-tiny)'}; ` +
+      `N ${config.rollout.tasksPerStep} x G ${config.rollout.groupSize}, eval ${config.eval.queries} queries x n ${config.eval.n}`,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'srpo-bench-loop-'));
   const store = LabStore.open(join(dir, 'lab.db'));
-  const runId = store.createRun({ name: 'bench', preset: 'math-quick', config, seed: config.seed, workflow: config.workflow.name, algorithm: config.objective.algorithm });
+  const runId = store.createRun({
+    name: 'bench',
+    preset: 'math-quick',
+    config,
+    seed: config.seed,
+    workflow: config.workflow.name,
+    algorithm: config.objective.algorithm,
+  });
   const trainer = new Trainer({ config, runDir: join(dir, 'runs', String(runId)), store, runId, baseDir: root });
   const summary = trainer.step(0);
   const storeS = trainer.lastStoreTimeMs / 1000;
@@ -51,7 +61,12 @@ async function main(): Promise<void> {
     console.log(`${name.padEnd(14)} ${s.toFixed(3).padStart(8)} s  ${((100 * s) / stepS).toFixed(1).padStart(5)} %`);
   }
   console.log(`step           ${stepS.toFixed(3).padStart(8)} s; ${events} events, ${members} member rows; reward ${m['reward/mean']?.toFixed(3)}`);
-  headline('train-loop', { store_frac: storeS / stepS, step_s: stepS, member_rows_s: members / Math.max(storeS, 1e-9), eval_frac: (m['time/eval'] ?? 0) / stepS });
+  headline('train-loop', {
+    store_frac: storeS / stepS,
+    step_s: stepS,
+    member_rows_s: members / Math.max(storeS, 1e-9),
+    eval_frac: (m['time/eval'] ?? 0) / stepS,
+  });
 }
 
 void main();

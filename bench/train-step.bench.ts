@@ -45,11 +45,15 @@ async function timeBoth(fn: () => Promise<unknown> | unknown, runs: number, warm
 async function matmulGflops(): Promise<{ wall: number; cpu: number }> {
   const a = tf.randomNormal([1024, 1024]);
   const b = tf.randomNormal([1024, 1024]);
-  const t = await timeBoth(async () => {
-    const c = tf.matMul(a, b);
-    await c.data(); // waits for the device
-    c.dispose();
-  }, 7, 2);
+  const t = await timeBoth(
+    async () => {
+      const c = tf.matMul(a, b);
+      await c.data(); // waits for the device
+      c.dispose();
+    },
+    7,
+    2,
+  );
   tf.dispose([a, b]);
   return { wall: (2 * 1024 ** 3) / t.ms / 1e6, cpu: (2 * 1024 ** 3) / t.cpu / 1e6 };
 }
@@ -71,10 +75,15 @@ async function measure(backend: string) {
   const peak = await matmulGflops();
   const tiny = await stepStats('tiny', 3);
   const small = await stepStats('small', 2);
-  for (const [name, s] of [['tiny', tiny], ['small', small]] as const) {
-    console.log(`${backend} ${name}: ${s.ms.toFixed(0)} ms/step, ${((B * T) / s.ms * 1e3).toFixed(0)} tokens/s, ${s.gflops.toFixed(1)} GFLOP/s`);
+  for (const [name, s] of [
+    ['tiny', tiny],
+    ['small', small],
+  ] as const) {
+    console.log(`${backend} ${name}: ${s.ms.toFixed(0)} ms/step, ${(((B * T) / s.ms) * 1e3).toFixed(0)} tokens/s, ${s.gflops.toFixed(1)} GFLOP/s`);
   }
-  console.log(`${backend} plain 1024x1024 matmul: ${peak.wall.toFixed(1)} GFLOP/s (${peak.cpu.toFixed(1)} by CPU time); small step ${small.gflopsCpu.toFixed(1)} GFLOP/s by CPU time`);
+  console.log(
+    `${backend} plain 1024x1024 matmul: ${peak.wall.toFixed(1)} GFLOP/s (${peak.cpu.toFixed(1)} by CPU time); small step ${small.gflopsCpu.toFixed(1)} GFLOP/s by CPU time`,
+  );
   return {
     keys: {
       tiny_tok_s: ((B * T) / tiny.ms) * 1e3,
@@ -92,7 +101,11 @@ async function measure(backend: string) {
 async function main(): Promise<void> {
   const { wasm, native } = await onWasmThenNative(measure);
   const prefixed = native ? Object.fromEntries(Object.entries(native.keys).map(([k, v]) => [`native_${k}`, v])) : {};
-  headline('train-step', { ...wasm.keys, ...prefixed, ...nativeKeys(native && { wasm: wasm.smallMs, native: native.smallMs }, native && { wasm: wasm.smallCpu, native: native.smallCpu }) });
+  headline('train-step', {
+    ...wasm.keys,
+    ...prefixed,
+    ...nativeKeys(native && { wasm: wasm.smallMs, native: native.smallMs }, native && { wasm: wasm.smallCpu, native: native.smallCpu }),
+  });
 }
 
 void main();

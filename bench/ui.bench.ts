@@ -101,9 +101,26 @@ function writeTrace(store: LabStore, runId: number): void {
       for (let q = 0; q < EVENTS_PER_EPISODE && e < EVENTS; q++, e++) {
         const c = e % 13;
         const eventId = Number(
-          ev.run(episodeId, runId, step, `s${step}/t${p}/e${q}`, q, kinds[q], `s${step}/t${p}/s${q}`, `task${p % 7}/${kinds[q]}`, MEMBERS_PER_EVENT, MEMBERS_PER_EVENT, (e % 5) / 4, ((e % 7) - 3) / 3, 0.01 * ((e % 9) - 4), 1 + 0.01 * ((e % 9) - 4), c === 0 ? 'low' : c === 1 ? 'high' : null).lastInsertRowid,
+          ev.run(
+            episodeId,
+            runId,
+            step,
+            `s${step}/t${p}/e${q}`,
+            q,
+            kinds[q],
+            `s${step}/t${p}/s${q}`,
+            `task${p % 7}/${kinds[q]}`,
+            MEMBERS_PER_EVENT,
+            MEMBERS_PER_EVENT,
+            (e % 5) / 4,
+            ((e % 7) - 3) / 3,
+            0.01 * ((e % 9) - 4),
+            1 + 0.01 * ((e % 9) - 4),
+            c === 0 ? 'low' : c === 1 ? 'high' : null,
+          ).lastInsertRowid,
         );
-        for (let j = 0; j < MEMBERS_PER_EVENT; j++) mem.run(eventId, runId, step, j, roles[q], step, 0.001 * (j - 1.5), prompt, `So the answer is \\boxed{${42 + j}}.`);
+        for (let j = 0; j < MEMBERS_PER_EVENT; j++)
+          mem.run(eventId, runId, step, j, roles[q], step, 0.001 * (j - 1.5), prompt, `So the answer is \\boxed{${42 + j}}.`);
       }
     }
     raw.prepare('UPDATE runs SET last_step = ? WHERE id = ?').run(Math.floor((EVENTS / EVENTS_PER_EPISODE - 1) / EPISODES_PER_STEP), runId);
@@ -288,7 +305,10 @@ async function main(): Promise<void> {
       t0 = performance.now();
       // Armed, started and navigated in one evaluate: the in-page time starts at the navigation.
       const renderStart = (await page.evaluate(
-        `${ARM_DASHBOARD(SERIES, SERIES.map(() => 0))}; window.__dashStart = performance.timeOrigin + performance.now(); window.location.hash = '#/runs/${dashRun}'; window.__dashStart`,
+        `${ARM_DASHBOARD(
+          SERIES,
+          SERIES.map(() => 0),
+        )}; window.__dashStart = performance.timeOrigin + performance.now(); window.location.hash = '#/runs/${dashRun}'; window.__dashStart`,
       )) as number;
       // Waited for through the armed promise, not by polling the page every frame from here: the
       // polling ran in the page being measured (its main-thread CPU), which the floor's page has not.
@@ -303,12 +323,22 @@ async function main(): Promise<void> {
       if (r > 0) for (const [name, ...at] of requests) fetches.set(name, [...(fetches.get(name) ?? []), at.map((t) => t - renderStart)]);
       if (r === 0) {
         // Whether the app's idle-time chart warm-up (renderer charts/chartWarmupPage.ts) ran before this open.
-        const warmed = (await page.evaluate(`performance.getEntriesByName('srpo-lab:chart-warmup').filter((e) => e.startTime < ${renderStart} - performance.timeOrigin).length`)) as number;
+        const warmed = (await page.evaluate(
+          `performance.getEntriesByName('srpo-lab:chart-warmup').filter((e) => e.startTime < ${renderStart} - performance.timeOrigin).length`,
+        )) as number;
         console.log(`first open: the chart warm-up ${warmed ? 'had run' : 'had NOT run'} before it`);
       }
-      if (r === 0) console.log(`first open: ${requests.map(([name, ...at]) => `${name} ${at.map((t) => (t - renderStart).toFixed(0)).join('/')} ms`).join(', ')} (start/first byte/end from the navigation)`);
+      if (r === 0)
+        console.log(
+          `first open: ${requests.map(([name, ...at]) => `${name} ${at.map((t) => (t - renderStart).toFixed(0)).join('/')} ms`).join(', ')} (start/first byte/end from the navigation)`,
+        );
       const before = await chartCounts(page);
-      await page.evaluate(ARM_DASHBOARD(SERIES, before.map((n) => n + 1)));
+      await page.evaluate(
+        ARM_DASHBOARD(
+          SERIES,
+          before.map((n) => n + 1),
+        ),
+      );
       const cpu2 = await threadMs();
 
       const step = nextStep++;
@@ -317,7 +347,15 @@ async function main(): Promise<void> {
       const wall = 1_700_000_000_000 + step * 1000;
       const insert = store.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
       store.db.raw.transaction(() => SERIES.forEach((k, s) => insert.run(dashRun, k, step, Math.sin(step / 500 + s), wall)))();
-      const message: EngineMessage = { type: 'step', step, final: false, totalSteps: POINTS * 2, metrics: Object.fromEntries(SERIES.map((k) => [k, 0.5])), wallMs: 1000, checkpoint: null };
+      const message: EngineMessage = {
+        type: 'step',
+        step,
+        final: false,
+        totalSteps: POINTS * 2,
+        metrics: Object.fromEntries(SERIES.map((k) => [k, 0.5])),
+        wallMs: 1000,
+        checkpoint: null,
+      };
       // The engine's step message, relayed as runControl relays a launched engine's (the hub is private).
       const hub = (service as unknown as { pushes: PushHub }).pushes;
       relayEngineMessage(message, { store, runId: dashRun, push: (p) => hub.push(p), onStatus: () => undefined });
@@ -370,7 +408,9 @@ async function main(): Promise<void> {
     await floorPage.close();
     const floorRender = median(floor.render);
     const floorUpdate = median(floor.update);
-    console.log(`ECharts floor (${SERIES.length} panels of ${plot.width}x${plot.height} px, nothing else in the page): render ${floorRender.toFixed(1)} + update ${floorUpdate.toFixed(1)} = ${(floorRender + floorUpdate).toFixed(1)} ms (medians of ${RUNS}, to presented); main-thread CPU ${floorCpu.toFixed(0)} ms per render + update`);
+    console.log(
+      `ECharts floor (${SERIES.length} panels of ${plot.width}x${plot.height} px, nothing else in the page): render ${floorRender.toFixed(1)} + update ${floorUpdate.toFixed(1)} = ${(floorRender + floorUpdate).toFixed(1)} ms (medians of ${RUNS}, to presented); main-thread CPU ${floorCpu.toFixed(0)} ms per render + update`,
+    );
 
     // Server side alone: what the dashboard's first fetch costs (5 series, maxPoints 1000).
     const serverMs = median(
@@ -390,7 +430,11 @@ async function main(): Promise<void> {
     const steps: number[] = [];
     // Start near the end of the first page so one step crosses into the next page.
     for (let i = 0; i < 190; i++) await page.keyboard.press('j');
-    await page.waitForFunction(() => document.querySelector('tr.selected td:nth-child(2)')?.textContent === document.querySelector('.trace-event .event-key')?.textContent, null, { timeout: 60_000 });
+    await page.waitForFunction(
+      () => document.querySelector('tr.selected td:nth-child(2)')?.textContent === document.querySelector('.trace-event .event-key')?.textContent,
+      null,
+      { timeout: 60_000 },
+    );
     await frames(page);
     // Measured inside the page (changed by the trace-viewer work of issue 6): from the key's own
     // event timestamp to just after the frame that paints the next event. Measured from this
@@ -420,7 +464,9 @@ async function main(): Promise<void> {
       if (d.length) console.log(`  ${m} round trip in the page: median ${median(d).toFixed(1)} ms over ${d.length}`);
     }
     const index = await page.evaluate(() => document.querySelectorAll('tr[data-event]').length);
-    console.log(`trace: ${TRACE_STEPS} j steps from event 191 (list now ${index} rows): key to presented median ${median(steps).toFixed(1)} ms, max ${Math.max(...steps).toFixed(1)} ms; key to DOM updated median ${median(rendered).toFixed(1)} ms`);
+    console.log(
+      `trace: ${TRACE_STEPS} j steps from event 191 (list now ${index} rows): key to presented median ${median(steps).toFixed(1)} ms, max ${Math.max(...steps).toFixed(1)} ms; key to DOM updated median ${median(rendered).toFixed(1)} ms`,
+    );
     console.log(`trace: the same steps timed from this process (CDP round trips included): median ${median(outside).toFixed(1)} ms`);
     const ev = store.listEvents(traceRun, {}, { limit: 1 }).events[0];
     const serverTrace = median(
@@ -441,10 +487,16 @@ async function main(): Promise<void> {
       const m = (i: number) => median(at.map((a) => a[i])).toFixed(1);
       console.log(`dashboard: ${name} request from the navigation: start ${m(0)}, first byte ${m(1)}, end ${m(2)} ms (medians of ${at.length})`);
     }
-    console.log(`dashboard: render ${renderMs.toFixed(1)} ms + live update ${updateMs.toFixed(1)} ms (medians of ${RUNS}, trigger to presented, timed in the page); goal < 100 in all`);
-    console.log(`dashboard: the same timed from this process ${median(rendersOut).toFixed(1)} + ${median(updatesOut).toFixed(1)} = ${outsideMs.toFixed(1)} ms; page main-thread CPU ${median(cpuRender).toFixed(0)} + ${median(cpuUpdate).toFixed(0)} ms`);
+    console.log(
+      `dashboard: render ${renderMs.toFixed(1)} ms + live update ${updateMs.toFixed(1)} ms (medians of ${RUNS}, trigger to presented, timed in the page); goal < 100 in all`,
+    );
+    console.log(
+      `dashboard: the same timed from this process ${median(rendersOut).toFixed(1)} + ${median(updatesOut).toFixed(1)} = ${outsideMs.toFixed(1)} ms; page main-thread CPU ${median(cpuRender).toFixed(0)} + ${median(cpuUpdate).toFixed(0)} ms`,
+    );
     const dashCpu = median(cpuRender) + median(cpuUpdate);
-    console.log(`dashboard / ECharts floor: ${((renderMs + updateMs) / (floorRender + floorUpdate)).toFixed(2)}x to presented, ${(dashCpu / floorCpu).toFixed(2)}x in main-thread CPU (goal <= 1.25x)`);
+    console.log(
+      `dashboard / ECharts floor: ${((renderMs + updateMs) / (floorRender + floorUpdate)).toFixed(2)}x to presented, ${(dashCpu / floorCpu).toFixed(2)}x in main-thread CPU (goal <= 1.25x)`,
+    );
     console.log(`trace: one j step ${median(steps).toFixed(1)} ms key to presented (median of ${TRACE_STEPS}); goal < 50`);
     console.log(`dashboard: first open in a fresh server ${firstOpen.toFixed(1)} ms (navigation to presented); goal < 300`);
     headline('ui', {

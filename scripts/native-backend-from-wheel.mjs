@@ -90,7 +90,9 @@ function findWheel() {
   if (given) return existsSync(given) ? given : fail('wheel', `${given} does not exist`);
   for (const dir of WHEEL_DIRS) {
     if (!existsSync(dir)) continue;
-    const found = readdirSync(dir).filter((f) => /^tensorflow_cpu-.*manylinux.*x86_64\.whl$/.test(f)).sort();
+    const found = readdirSync(dir)
+      .filter((f) => /^tensorflow_cpu-.*manylinux.*x86_64\.whl$/.test(f))
+      .sort();
     if (found.length) return join(dir, found[found.length - 1]);
   }
   return null;
@@ -128,7 +130,9 @@ function installMissingDependencies(work) {
   const scratch = join(work, 'deps');
   mkdirSync(scratch);
   writeFileSync(join(scratch, 'package.json'), JSON.stringify({ private: true, dependencies: Object.fromEntries(missing) }));
-  run('dependencies', 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock', '--omit=dev', '--loglevel=error'], { cwd: scratch });
+  run('dependencies', 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock', '--omit=dev', '--loglevel=error'], {
+    cwd: scratch,
+  });
   rmSync(join(pkgDir, 'node_modules'), { recursive: true, force: true });
   renameSync(join(scratch, 'node_modules'), join(pkgDir, 'node_modules'));
 }
@@ -166,7 +170,10 @@ with zipfile.ZipFile(wheel) as z:
 
 /** node-gyp: npm's own copy (npm sets npm_config_node_gyp for scripts), else the one beside npm, else PATH. */
 function nodeGyp() {
-  const candidates = [process.env.npm_config_node_gyp, join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')];
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  ];
   const js = candidates.find((p) => p && existsSync(p));
   return js ? [process.execPath, [js]] : ['node-gyp', []];
 }
@@ -179,17 +186,23 @@ function buildBinding() {
   const napi = Math.max(...napiVersions.filter((v) => v <= Number(process.versions.napi)));
   if (!Number.isFinite(napi)) fail('binding', `this Node supports N-API ${process.versions.napi}, the package needs one of ${napiVersions.join(', ')}`);
   const nodedir = resolve(dirname(process.execPath), '..');
-  if (!existsSync(join(nodedir, 'include', 'node', 'node_api.h'))) fail('binding', `no Node headers under ${nodedir}/include/node (node-gyp would download them; these machines cannot)`);
+  if (!existsSync(join(nodedir, 'include', 'node', 'node_api.h')))
+    fail('binding', `no Node headers under ${nodedir}/include/node (node-gyp would download them; these machines cannot)`);
   const [cmd, pre] = nodeGyp();
-  run('binding', cmd, [
-    ...pre,
-    'rebuild',
-    `--nodedir=${nodedir}`,
-    '--jobs=max',
-    `--module_name=${moduleName}`,
-    `--module_path=${resolve(pkgDir, modulePath.replace('{napi_build_version}', String(napi)))}`,
-    `--napi_build_version=${napi}`,
-  ], { cwd: pkgDir });
+  run(
+    'binding',
+    cmd,
+    [
+      ...pre,
+      'rebuild',
+      `--nodedir=${nodedir}`,
+      '--jobs=max',
+      `--module_name=${moduleName}`,
+      `--module_path=${resolve(pkgDir, modulePath.replace('{napi_build_version}', String(napi)))}`,
+      `--napi_build_version=${napi}`,
+    ],
+    { cwd: pkgDir },
+  );
 }
 
 function main() {

@@ -58,7 +58,10 @@ if (!existsSync(join(bin, 'node'))) {
   const work = mkdtempSync(join(tmpdir(), 'node-lts-'));
   try {
     console.error(`node-lts: fetching ${pkg}@${version} from the npm registry...`);
-    const tgz = execFileSync(npm, ['pack', `${pkg}@${version}`, '--silent'], { cwd: work, encoding: 'utf8' }).trim().split('\n').pop();
+    const tgz = execFileSync(npm, ['pack', `${pkg}@${version}`, '--silent'], { cwd: work, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop();
     execFileSync('tar', ['xzf', tgz], { cwd: work });
     // Renamed into place only when complete, so a crashed download is never taken for a Node.
     rmSync(home, { recursive: true, force: true });

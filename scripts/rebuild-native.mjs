@@ -57,7 +57,10 @@ function readStamp() {
 function writeStamp(stamp) {
   mkdirSync(dirname(stampFile), { recursive: true });
   const version = JSON.parse(readFileSync(join(moduleDir(), 'package.json'), 'utf8')).version;
-  writeFileSync(stampFile, `${JSON.stringify({ module: MODULE, moduleVersion: version, ...stamp, sha256: binaryHash(), builtAt: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    stampFile,
+    `${JSON.stringify({ module: MODULE, moduleVersion: version, ...stamp, sha256: binaryHash(), builtAt: new Date().toISOString() }, null, 2)}\n`,
+  );
 }
 
 /** Loads better-sqlite3 in a fresh plain Node (this one), returns null or the load error. */
@@ -118,9 +121,10 @@ function rebuildForNode() {
   console.log(`${MODULE}: rebuilding for Node ${process.version} (ABI ${abi})...`);
   const npm = process.env.npm_execpath;
   // Under `npm run`, npm_execpath is npm's CLI script: run it with this Node (no shell, any OS).
-  const r = npm && npm.endsWith('.js')
-    ? spawnSync(process.execPath, [npm, 'rebuild', MODULE], { cwd: root, stdio: 'inherit' })
-    : spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['rebuild', MODULE], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  const r =
+    npm && npm.endsWith('.js')
+      ? spawnSync(process.execPath, [npm, 'rebuild', MODULE], { cwd: root, stdio: 'inherit' })
+      : spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['rebuild', MODULE], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
   const err = r.status === 0 ? loadsUnderNode() : `npm rebuild exited with ${r.status ?? r.signal}`;
   if (err !== null) {
     rmSync(stampFile, { force: true });

@@ -35,7 +35,12 @@ export function fuseConfig(settings = FUSE_SETTINGS) {
   const config = { version: FuseVersion.V1 };
   for (const [name, on] of Object.entries(settings)) {
     const index = FuseV1Options[name];
-    if (typeof index !== 'number') throw new Error(`unknown Electron fuse "${name}"; known: ${Object.keys(FuseV1Options).filter((k) => Number.isNaN(Number(k))).join(', ')}`);
+    if (typeof index !== 'number')
+      throw new Error(
+        `unknown Electron fuse "${name}"; known: ${Object.keys(FuseV1Options)
+          .filter((k) => Number.isNaN(Number(k)))
+          .join(', ')}`,
+      );
     config[index] = on;
   }
   return config;
@@ -70,7 +75,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(2);
   }
   setFuses(target).then(
-    () => console.log(`fuses set on ${target}: ${Object.entries(FUSE_SETTINGS).map(([n, on]) => `${n} ${on ? 'on' : 'off'}`).join(', ')}`),
+    () =>
+      console.log(
+        `fuses set on ${target}: ${Object.entries(FUSE_SETTINGS)
+          .map(([n, on]) => `${n} ${on ? 'on' : 'off'}`)
+          .join(', ')}`,
+      ),
     (err) => {
       console.error(err.message);
       process.exit(1);

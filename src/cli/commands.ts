@@ -74,7 +74,7 @@ export const COMMANDS = {
   },
   eval: {
     summary:
-      'eval RUN [--checkpoint STEP] | eval --data PATH[,PATH...] [--format NAME] --workflow math|search|single [--corpus PATH] (--policy gold | --run N [--checkpoint S] | --model DIR) [--n N] [--limit N] [--json] | eval --preset NAME|--config FILE [--set k=v] --policy gold: the paper\'s table (writes nothing)',
+      "eval RUN [--checkpoint STEP] | eval --data PATH[,PATH...] [--format NAME] --workflow math|search|single [--corpus PATH] (--policy gold | --run N [--checkpoint S] | --model DIR) [--n N] [--limit N] [--json] | eval --preset NAME|--config FILE [--set k=v] --policy gold: the paper's table (writes nothing)",
     options: EVAL_OPTIONS,
     flags: EVAL_FLAGS,
     run: evalCommand,
@@ -84,7 +84,7 @@ export const COMMANDS = {
     options: ['db', 'format', 'out'],
     flags: [],
     help: [
-      'csv: run,step,key,value,wall_time, the columns of the UI\'s metrics CSV (Reports > CSV of metrics).',
+      "csv: run,step,key,value,wall_time, the columns of the UI's metrics CSV (Reports > CSV of metrics).",
       'Writes to --out FILE; without it, to stdout when piped (… | head), never onto a terminal.',
     ],
     run: exportCommand,
@@ -102,7 +102,8 @@ export const COMMANDS = {
     run: (args, out) => objectiveCommand(args, out),
   },
   'export-model': {
-    summary: 'export-model RUN [--step N] [--role R] --out DIR [--merge]: a trained Hugging Face policy as a peft adapter folder, or with --merge a bf16 model folder transformers opens',
+    summary:
+      'export-model RUN [--step N] [--role R] --out DIR [--merge]: a trained Hugging Face policy as a peft adapter folder, or with --merge a bf16 model folder transformers opens',
     options: EXPORT_MODEL_OPTIONS,
     flags: EXPORT_MODEL_FLAGS,
     help: [
@@ -112,18 +113,25 @@ export const COMMANDS = {
     run: (args, out) => exportModelCommand(args, out),
   },
   model: {
-    summary: 'model info|logprobs|generate --model DIR [--adapter DIR] [--lora R] [--ids 1,2,3 | --text "..." | --chat "..."] [--max-new-tokens N --temperature T --top-p P --top-k K --seed S] [--json]: a Hugging Face model folder (Qwen3, Qwen2.5, Llama 3)',
+    summary:
+      'model info|logprobs|generate --model DIR [--adapter DIR] [--lora R] [--ids 1,2,3 | --text "..." | --chat "..."] [--max-new-tokens N --temperature T --top-p P --top-k K --seed S] [--json]: a Hugging Face model folder (Qwen3, Qwen2.5, Llama 3)',
     options: MODEL_OPTIONS,
     flags: MODEL_FLAGS,
     run: (args, out) => modelCommand(args, out),
   },
   suite: {
-    summary: 'suite run FILE|--preset A[,B] --seeds 1,2,3 [--vary k=v1,v2] [--set k=v] [--baseline LABEL] [--parallel N] | suite resume ID | suite show ID [--baseline LABEL] [--format text|md|csv] | suite list: experiment suites (runs x seeds) and the paper\'s tables',
+    summary:
+      "suite run FILE|--preset A[,B] --seeds 1,2,3 [--vary k=v1,v2] [--set k=v] [--baseline LABEL] [--parallel N] | suite resume ID | suite show ID [--baseline LABEL] [--format text|md|csv] | suite list: experiment suites (runs x seeds) and the paper's tables",
     options: SUITE_OPTIONS,
     flags: [],
     run: suiteCommand,
   },
-  serve: { summary: 'serve [--port N]: web mode: the lab UI and API on 127.0.0.1 with a one-time token (Ctrl-C stops)', options: ['db', 'port'], flags: [], run: serveCommand },
+  serve: {
+    summary: 'serve [--port N]: web mode: the lab UI and API on 127.0.0.1 with a one-time token (Ctrl-C stops)',
+    options: ['db', 'port'],
+    flags: [],
+    run: serveCommand,
+  },
 } satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -69,7 +69,10 @@ const POLICY_SOURCES = {
       store.close();
     }
     const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`);
+    if (!existsSync(dir))
+      throw new Error(
+        `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
+      );
     const backend = await initBackend({ requested: config.backend });
     const env = buildEnvironment(config, { ...envOptions, purpose: 'eval' });
     const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
@@ -106,13 +109,17 @@ function policySource(args: ParsedArgs, config: RunConfig): PolicySource {
   const chosen: PolicySource[] = [];
   const policy = args.options.policy;
   if (policy !== undefined) {
-    if (!(POLICY_NAMES as readonly string[]).includes(policy)) throw new Error(`--policy "${policy}" is not a scripted policy; valid: ${POLICY_NAMES.join(', ')}`);
+    if (!(POLICY_NAMES as readonly string[]).includes(policy))
+      throw new Error(`--policy "${policy}" is not a scripted policy; valid: ${POLICY_NAMES.join(', ')}`);
     chosen.push('gold');
   }
   if (args.options.run !== undefined) chosen.push('run');
   if (args.options.model !== undefined) chosen.push('model');
   if (chosen.length === 0 && config.policies.kind === 'gold') chosen.push('gold');
-  if (chosen.length !== 1) throw new Error(`eval needs exactly one of --policy gold, --run N, --model DIR${chosen.length ? `; got ${chosen.map((c) => `--${c === 'gold' ? 'policy' : c}`).join(' and ')}` : ''}`);
+  if (chosen.length !== 1)
+    throw new Error(
+      `eval needs exactly one of --policy gold, --run N, --model DIR${chosen.length ? `; got ${chosen.map((c) => `--${c === 'gold' ? 'policy' : c}`).join(' and ')}` : ''}`,
+    );
   return chosen[0];
 }
 
@@ -139,10 +146,12 @@ function evalConfig(args: ParsedArgs): RunConfig {
   }
   const sets: Record<string, unknown> = {};
   const workflow = args.options.workflow;
-  if (workflow !== undefined && !(WORKFLOW_NAMES as readonly string[]).includes(workflow)) throw new Error(`--workflow "${workflow}" is not a workflow; valid: ${WORKFLOW_NAMES.join(', ')}`);
+  if (workflow !== undefined && !(WORKFLOW_NAMES as readonly string[]).includes(workflow))
+    throw new Error(`--workflow "${workflow}" is not a workflow; valid: ${WORKFLOW_NAMES.join(', ')}`);
   if (workflow !== undefined) sets['workflow.name'] = workflow;
   const format = args.options.format;
-  if (format !== undefined && !(DATASET_FORMATS as readonly string[]).includes(format)) throw new Error(`--format "${format}" is not a dataset format; valid: ${DATASET_FORMATS.join(', ')}`);
+  if (format !== undefined && !(DATASET_FORMATS as readonly string[]).includes(format))
+    throw new Error(`--format "${format}" is not a dataset format; valid: ${DATASET_FORMATS.join(', ')}`);
   const data = args.options.data;
   if (data !== undefined) {
     if (workflow === undefined && input.workflow === undefined) throw new Error(`eval --data needs --workflow ${WORKFLOW_NAMES.join('|')}`);
@@ -188,7 +197,17 @@ export function paperTable(result: EvaluationResult, n: number): string[] {
     b.uTok === null ? '-' : num(b.uTok, 0),
     num(b.latencyP50Ms, 1),
   ]);
-  rows.push(['macro', String(s.benchmarks.reduce((a, b) => a + b.queries, 0)), fixed(s.macro.avgAtN * 100, 1), fixed(s.macro.passAtN * 100, 1), num(s.overall.tokensPerQuery, 1), num(s.overall.callsPerQuery, 2), num(s.overall.toolCallsPerQuery, 2), s.overall.uTok === null ? '-' : num(s.overall.uTok, 0), num(s.overall.latencyP50Ms, 1)]);
+  rows.push([
+    'macro',
+    String(s.benchmarks.reduce((a, b) => a + b.queries, 0)),
+    fixed(s.macro.avgAtN * 100, 1),
+    fixed(s.macro.passAtN * 100, 1),
+    num(s.overall.tokensPerQuery, 1),
+    num(s.overall.callsPerQuery, 2),
+    num(s.overall.toolCallsPerQuery, 2),
+    s.overall.uTok === null ? '-' : num(s.overall.uTok, 0),
+    num(s.overall.latencyP50Ms, 1),
+  ]);
   return table(['benchmark', 'queries', `avg@${n} %`, `pass@${n} %`, 'tokens/q', 'calls/q', 'tools/q', 'U_tok', 'p50 ms'], rows);
 }
 
@@ -201,7 +220,9 @@ export function evalJson(result: EvaluationResult): string {
 }
 
 export async function evalCommand(args: ParsedArgs, out: Out): Promise<void> {
-  const newForm = ['data', 'preset', 'config', 'policy', 'model', 'run', 'workflow', 'corpus', 'n', 'limit', 'format'].some((o) => args.options[o] !== undefined);
+  const newForm = ['data', 'preset', 'config', 'policy', 'model', 'run', 'workflow', 'corpus', 'n', 'limit', 'format'].some(
+    (o) => args.options[o] !== undefined,
+  );
   if (args.positionals[0] !== undefined && !newForm) return evalRunCheckpoint(args, out);
   if (args.positionals[0] !== undefined) {
     if (args.options.run !== undefined) throw new Error('eval: give the run either as RUN or as --run N, not both');
@@ -245,12 +266,21 @@ async function evalRunCheckpoint(args: ParsedArgs, out: Out): Promise<void> {
     store.close();
   }
   const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-  if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`);
+  if (!existsSync(dir))
+    throw new Error(
+      `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
+    );
   const backend = await initBackend({ requested: config.backend });
   const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
   try {
     const t0 = performance.now();
-    const result = evaluate(buildEnvironment(config, { purpose: 'eval', indexDir: resolve(dirname(dbPath), `${basename(dbPath)}.corpora`) }), config, policies, undefined, ckpt.step + 1);
+    const result = evaluate(
+      buildEnvironment(config, { purpose: 'eval', indexDir: resolve(dirname(dbPath), `${basename(dbPath)}.corpora`) }),
+      config,
+      policies,
+      undefined,
+      ckpt.step + 1,
+    );
     out(
       `run ${runId}, checkpoint of step ${ckpt.step} (${dir}); backend ${backend.name}; ` +
         `${config.eval.queries} queries x n ${config.eval.n}, temperature ${config.eval.temperature}; ${num((performance.now() - t0) / 1000, 1)} s`,

@@ -36,9 +36,7 @@ export async function exportCommand(args: ParsedArgs, out: (line: string) => voi
       text = `${JSON.stringify({ run, metrics, evaluations: store.evaluations(runId) }, null, 2)}\n`;
     } else {
       text = metricsCsv(
-        keys.flatMap((key) =>
-          store.metricSeries(runId, key).map((p) => ({ runId: run.id, key, step: p.step, value: p.value, wallTime: p.wallTime })),
-        ),
+        keys.flatMap((key) => store.metricSeries(runId, key).map((p) => ({ runId: run.id, key, step: p.step, value: p.value, wallTime: p.wallTime }))),
       );
     }
   } finally {

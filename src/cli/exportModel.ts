@@ -53,7 +53,8 @@ function locate(args: ParsedArgs): Located {
     const ids = meta.policies ?? [];
     const role = args.options.role;
     const policyId = ids.length === 1 ? ids[0] : role;
-    if (!policyId || !ids.includes(policyId)) throw new Error(`run ${runId} has one policy per role: name one with --role (${ids.join(', ')})${role ? `; "${role}" is not one` : ''}`);
+    if (!policyId || !ids.includes(policyId))
+      throw new Error(`run ${runId} has one policy per role: name one with --role (${ids.join(', ')})${role ? `; "${role}" is not one` : ''}`);
     const policyFile = join(dir, policyId, POLICY_FILE);
     const kind = (JSON.parse(readFileSync(policyFile, 'utf8')) as { kind?: string }).kind === 'full' ? 'full' : 'lora';
     const config = resolveRunConfig(run.config);
@@ -87,7 +88,9 @@ export async function exportModelCommand(args: ParsedArgs, out: (line: string) =
   const source = openTensorSource(sourceDir);
   try {
     const saved = saveMergedModel(target, { sourceDir, config, source, lora, dtype: 'BF16' });
-    out(`wrote ${what} as a model folder in bf16 to ${saved.dir}: ${saved.files.join(', ')} (transformers: AutoModelForCausalLM.from_pretrained("${saved.dir}"))`);
+    out(
+      `wrote ${what} as a model folder in bf16 to ${saved.dir}: ${saved.files.join(', ')} (transformers: AutoModelForCausalLM.from_pretrained("${saved.dir}"))`,
+    );
   } finally {
     source.close?.();
   }

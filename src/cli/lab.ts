@@ -105,13 +105,18 @@ export function table(headers: string[], rows: string[][]): string[] {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^(-?[\d.]+(e[-+]?\d+)?|-|NaN|\d+\/\d+)$/.test(r[i] ?? '')));
   const line = (cells: string[]): string =>
-    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
 /** Best value of a run's metric series (max), or null when the run has none. */
 export function bestMetric(store: LabStore, runId: number, key: string): number | null {
-  const values = store.metricSeries(runId, key).map((p) => p.value).filter((v) => Number.isFinite(v));
+  const values = store
+    .metricSeries(runId, key)
+    .map((p) => p.value)
+    .filter((v) => Number.isFinite(v));
   return values.length ? Math.max(...values) : null;
 }
-

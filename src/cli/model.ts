@@ -26,7 +26,21 @@ import { estimateHfMemory } from '../core/models/hf/memory';
 import { sampleHf } from '../core/models/hf/sampler';
 import type { ParsedArgs } from './args';
 
-export const MODEL_OPTIONS = ['model', 'adapter', 'lora', 'seq-len', 'ids', 'text', 'chat', 'max-new-tokens', 'temperature', 'top-p', 'top-k', 'seed', 'backend'];
+export const MODEL_OPTIONS = [
+  'model',
+  'adapter',
+  'lora',
+  'seq-len',
+  'ids',
+  'text',
+  'chat',
+  'max-new-tokens',
+  'temperature',
+  'top-p',
+  'top-k',
+  'seed',
+  'backend',
+];
 export const MODEL_FLAGS = ['json', 'no-thinking'];
 
 type Out = (line: string) => void;
@@ -60,7 +74,9 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   }
   const c = config;
   out(`model: ${dir}`);
-  out(`architecture: ${c.architecture}  layers ${c.numLayers}  hidden ${c.hiddenSize}  intermediate ${c.intermediateSize}  heads ${c.numHeads} (kv ${c.numKvHeads}, head_dim ${c.headDim})  vocab ${c.vocabSize}  ${c.tieWordEmbeddings ? 'tied' : 'untied'} head  rope ${c.rope.type} theta ${c.rope.theta}`);
+  out(
+    `architecture: ${c.architecture}  layers ${c.numLayers}  hidden ${c.hiddenSize}  intermediate ${c.intermediateSize}  heads ${c.numHeads} (kv ${c.numKvHeads}, head_dim ${c.headDim})  vocab ${c.vocabSize}  ${c.tieWordEmbeddings ? 'tied' : 'untied'} head  rope ${c.rope.type} theta ${c.rope.theta}`,
+  );
   out(`parameters: ${count(est.parameters)} (${est.parameters})`);
   out(`float32 weights: ${bytes(est.weightBytes)}`);
   out(
@@ -70,7 +86,9 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   );
   out(`AdamW optimizer state: ${bytes(est.optimizerBytes)}`);
   out(`KV cache per 1k tokens: ${bytes(est.kvCacheBytesPer1kTokens)}`);
-  out(`activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward`);
+  out(
+    `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward`,
+  );
   out(`stop ids: ${generation.stopIds.join(', ') || '(none)'}`);
 }
 
@@ -84,7 +102,8 @@ async function modelLogprobs(args: ParsedArgs, out: Out): Promise<void> {
       return;
     }
     out(`model: ${m.dir}${m.adapter ? `  adapter: ${m.adapter.dir}` : ''}  tokens: ${ids.length}`);
-    for (let i = 0; i < logprobs.length; i++) out(`${String(ids[i + 1]).padStart(8)}  ${logprobs[i].toFixed(6).padStart(12)}  ${JSON.stringify(m.tokenizer.decode([ids[i + 1]]))}`);
+    for (let i = 0; i < logprobs.length; i++)
+      out(`${String(ids[i + 1]).padStart(8)}  ${logprobs[i].toFixed(6).padStart(12)}  ${JSON.stringify(m.tokenizer.decode([ids[i + 1]]))}`);
     out(`sum: ${logprobs.reduce((a, b) => a + b, 0).toFixed(6)} nats`);
   });
 }
@@ -107,7 +126,9 @@ async function modelGenerate(args: ParsedArgs, out: Out): Promise<void> {
       out(JSON.stringify({ ids: row.ids, text, stopReason: row.stopReason }));
       return;
     }
-    out(`model: ${m.dir}${m.adapter ? `  adapter: ${m.adapter.dir}` : ''}  prompt tokens: ${prompt.length}  temperature ${temperature}  top-p ${topP}  top-k ${topK || 'off'}  seed ${seed}`);
+    out(
+      `model: ${m.dir}${m.adapter ? `  adapter: ${m.adapter.dir}` : ''}  prompt tokens: ${prompt.length}  temperature ${temperature}  top-p ${topP}  top-k ${topK || 'off'}  seed ${seed}`,
+    );
     out(text);
     out(`(${row.ids.length} tokens, stopped: ${row.stopReason === 'end' ? 'stop id' : 'max tokens'})`);
   });
@@ -129,12 +150,19 @@ async function withModel(args: ParsedArgs, fn: (m: LoadedHfModel) => Promise<voi
 /** The prompt of exactly one of `sources` (`--ids 1,2,3`, `--text "..."`, `--chat "message"`). */
 function promptIds(args: ParsedArgs, m: LoadedHfModel, sources: ('ids' | 'text' | 'chat')[]): number[] {
   const given = sources.filter((s) => args.options[s] !== undefined);
-  if (given.length !== 1) throw new Error(`give exactly one of ${sources.map((s) => `--${s}`).join(', ')}${given.length ? ` (got ${given.map((s) => `--${s}`).join(' and ')})` : ''}`);
+  if (given.length !== 1)
+    throw new Error(
+      `give exactly one of ${sources.map((s) => `--${s}`).join(', ')}${given.length ? ` (got ${given.map((s) => `--${s}`).join(' and ')})` : ''}`,
+    );
   const value = args.options[given[0]];
   const readers = {
     ids: () => parseIds(value, m.tokenizer.vocabSize),
     text: () => m.tokenizer.encode(value),
-    chat: () => m.tokenizer.applyChatTemplate([{ role: 'user', content: value }], { addGenerationPrompt: true, enableThinking: args.flags.has('no-thinking') ? false : undefined }).ids,
+    chat: () =>
+      m.tokenizer.applyChatTemplate([{ role: 'user', content: value }], {
+        addGenerationPrompt: true,
+        enableThinking: args.flags.has('no-thinking') ? false : undefined,
+      }).ids,
   } satisfies Record<'ids' | 'text' | 'chat', () => number[]>;
   return readers[given[0]]();
 }
@@ -161,7 +189,8 @@ function numOption(args: ParsedArgs, name: string, fallback: number, min: number
   const raw = args.options[name];
   if (raw === undefined) return fallback;
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new Error(`--${name} must be a number in [${min === Number.MIN_VALUE ? '>0' : min}, ${max}], got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max)
+    throw new Error(`--${name} must be a number in [${min === Number.MIN_VALUE ? '>0' : min}, ${max}], got "${raw}"`);
   return v;
 }
 

@@ -80,8 +80,7 @@ export class ProgressView {
   }
 
   private draw(done: number, total: number, perStep: number, eta: string): void {
-    const text =
-      ` step ${done}/${total}  reward ${fixed(this.lastReward)}  eval ${fixed(this.lastEval)}` + `  ${fixed(perStep, 2)} s/step  ETA ${eta}`;
+    const text = ` step ${done}/${total}  reward ${fixed(this.lastReward)}  eval ${fixed(this.lastEval)}` + `  ${fixed(perStep, 2)} s/step  ETA ${eta}`;
     this.bar(done / Math.max(1, total), text);
   }
 

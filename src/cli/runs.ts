@@ -19,7 +19,11 @@ export async function runsCommand(args: ParsedArgs, out: (line: string) => void)
       return;
     }
     // `queued`: waiting for an engine slot of a lab host (a live queued lease), not a stored status.
-    const queued = new Set(liveLeases(store.db).filter((l) => l.kind === 'queued').map((l) => l.runId));
+    const queued = new Set(
+      liveLeases(store.db)
+        .filter((l) => l.kind === 'queued')
+        .map((l) => l.runId),
+    );
     const rows = runs.map((r) => [
       String(r.id),
       r.name,

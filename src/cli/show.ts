@@ -30,12 +30,24 @@ const HEADLINE_METRICS = [
   'time/step',
 ];
 
-export function evaluationTable(evals: readonly Pick<StoredEvaluation, 'step' | 'benchmark' | 'n' | 'queries' | 'avgAtN' | 'passAtN' | 'tokensPerQuery' | 'callsPerQuery' | 'toolCallsPerQuery'>[]): string[] {
+export function evaluationTable(
+  evals: readonly Pick<
+    StoredEvaluation,
+    'step' | 'benchmark' | 'n' | 'queries' | 'avgAtN' | 'passAtN' | 'tokensPerQuery' | 'callsPerQuery' | 'toolCallsPerQuery'
+  >[],
+): string[] {
   return table(
     ['step', 'benchmark', 'n', 'queries', 'avg@n', 'pass@n', 'tokens/q', 'calls/q', 'tools/q'],
     evals.map((e) => [
-      String(e.step), e.benchmark, String(e.n), String(e.queries), fixed(e.avgAtN), fixed(e.passAtN),
-      num(e.tokensPerQuery, 1), num(e.callsPerQuery, 2), num(e.toolCallsPerQuery, 2),
+      String(e.step),
+      e.benchmark,
+      String(e.n),
+      String(e.queries),
+      fixed(e.avgAtN),
+      fixed(e.passAtN),
+      num(e.tokensPerQuery, 1),
+      num(e.callsPerQuery, 2),
+      num(e.toolCallsPerQuery, 2),
     ]),
   );
 }
@@ -67,12 +79,16 @@ export async function showCommand(args: ParsedArgs, out: (line: string) => void)
     out(`run ${run.id} "${run.name}"  ${run.status}${run.error ? `: ${run.error}` : ''}`);
     out(`  preset     ${run.preset ?? '-'}; backend ${run.backend ?? '-'}`);
     const elapsed = run.startedAt !== null ? ((run.endedAt ?? Date.now()) - run.startedAt) / 1000 : NaN;
-    out(`  time       created ${when(run.createdAt)}, started ${when(run.startedAt)}, ended ${when(run.endedAt)}${Number.isFinite(elapsed) ? ` (${duration(elapsed)})` : ''}`);
+    out(
+      `  time       created ${when(run.createdAt)}, started ${when(run.startedAt)}, ended ${when(run.endedAt)}${Number.isFinite(elapsed) ? ` (${duration(elapsed)})` : ''}`,
+    );
     for (const line of configSummary(c)) out(line);
     const ckpts = store.checkpoints(runId);
     const finalEval = run.lastStep >= c.steps ? ' and the final evaluation' : '';
     out(`  progress   ${updatesDone(run.lastStep, c.steps)}/${c.steps} steps (updates committed${finalEval})`);
-    out(`  checkpoints ${ckpts.length ? `after ${ckpts.map((k) => checkpointUpdates(k.step)).join(', ')} updates (eval --checkpoint STEP takes ${ckpts.map((k) => k.step).join(', ')})` : 'none'}`);
+    out(
+      `  checkpoints ${ckpts.length ? `after ${ckpts.map((k) => checkpointUpdates(k.step)).join(', ')} updates (eval --checkpoint STEP takes ${ckpts.map((k) => k.step).join(', ')})` : 'none'}`,
+    );
 
     if (run.lastStep >= 0) {
       const m = store.latestMetrics(runId);

@@ -25,7 +25,11 @@ import { openLab, openLabForReading } from './lab';
 
 export const SUITE_OPTIONS = ['db', 'preset', 'seeds', 'vary', 'parallel', 'baseline', 'name', 'format'];
 
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function seedsOf(v: string | undefined): number[] {
   const seeds = list(v).map(Number);
@@ -82,7 +86,11 @@ function textTables(d: SuiteDetail): string {
   const parts = [`suite ${d.id} "${d.name}": ${d.rows.length} rows x ${d.seeds.length} seeds, ${d.counts.completed ?? 0} of ${d.total} runs completed`];
   for (const t of suiteTableRows(d.table)) {
     const widths = t.head.map((h, i) => Math.max(h.length, ...t.rows.map((r) => r[i].length)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+    const line = (cells: string[]) =>
+      cells
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd();
     parts.push('', t.title, line(t.head), ...t.rows.map(line));
   }
   return parts.join('\n');
@@ -133,7 +141,9 @@ const SUBCOMMANDS = {
       const suites = suiteSummaries(store);
       if (!suites.length) return out('no suites yet (srpo-lab suite run ...)');
       for (const s of suites) {
-        const counts = Object.entries(s.counts).map(([k, v]) => `${v} ${k}`).join(', ');
+        const counts = Object.entries(s.counts)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ');
         out(`${String(s.id).padStart(3)}  ${s.name}  ${s.rows.length} rows x ${s.seeds.length} seeds  (${counts})  baseline "${s.baseline}"`);
       }
     } finally {

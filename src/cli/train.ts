@@ -9,7 +9,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { applySets, assertCrossFieldRules, assertPresetModelFolder, giveWayToModelFolder, mergeConfig, PRESET_NAMES, presetInput, resolveRunConfig, setPath, type RunConfig } from '../core/config';
+import {
+  applySets,
+  assertCrossFieldRules,
+  assertPresetModelFolder,
+  giveWayToModelFolder,
+  mergeConfig,
+  PRESET_NAMES,
+  presetInput,
+  resolveRunConfig,
+  setPath,
+  type RunConfig,
+} from '../core/config';
 import { assertRunDataUnchanged } from '../core/data';
 import { checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
 import type { LabStore } from '../core/store';
@@ -82,7 +93,8 @@ export async function resumeCommand(args: ParsedArgs, out: (line: string) => voi
     try {
       checkRunnable(store, run, 'resume', force);
     } catch (err) {
-      if (err instanceof LeaseHeldError) throw new Error(`${err.message}; --force does not override a live engine: stop it first (Ctrl-C where it runs, or Stop in the UI)`);
+      if (err instanceof LeaseHeldError)
+        throw new Error(`${err.message}; --force does not override a live engine: stop it first (Ctrl-C where it runs, or Stop in the UI)`);
       throw err;
     }
     assertRunDataUnchanged(run.config as RunConfig); // a changed dataset or corpus file is refused before an engine starts
@@ -96,14 +108,24 @@ export async function resumeCommand(args: ParsedArgs, out: (line: string) => voi
   }
 }
 
-async function trainRun(store: LabStore, dbPath: string, runId: number, mode: 'start' | 'resume', force: boolean, out: (line: string) => void, io: CliIO): Promise<RunOutcome> {
+async function trainRun(
+  store: LabStore,
+  dbPath: string,
+  runId: number,
+  mode: 'start' | 'resume',
+  force: boolean,
+  out: (line: string) => void,
+  io: CliIO,
+): Promise<RunOutcome> {
   const view = new ProgressView(out, io.tty);
   const active = launchRun(runId, mode, { store, dbPath, launcher: io.launcher, onMessage: (m) => view.handle(m) }, force);
   let interrupts = 0;
   const dispose = io.onInterrupt(() => {
     interrupts++;
     if (interrupts === 1) {
-      view.line('stopping: the engine finishes or abandons the step in progress (an update that has begun finishes and commits), then checkpoints the last committed step (Ctrl-C again to kill it)');
+      view.line(
+        'stopping: the engine finishes or abandons the step in progress (an update that has begun finishes and commits), then checkpoints the last committed step (Ctrl-C again to kill it)',
+      );
       active.stop();
     } else active.engine.kill('SIGKILL');
   });
@@ -116,7 +138,8 @@ async function trainRun(store: LabStore, dbPath: string, runId: number, mode: 's
   }
   const db = ` --db ${dbPath}`;
   const ckpt = store.latestCheckpoint(runId);
-  const resumeHint = `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
+  const resumeHint =
+    `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
   switch (outcome.status) {
     case 'completed':
       out(`run ${runId} completed: ${outcome.lastStep} training steps and the final evaluation. See: ${labCommand()} show ${runId}${db}`);

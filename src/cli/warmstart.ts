@@ -31,5 +31,7 @@ export async function warmstartCommand(args: ParsedArgs, out: (line: string) => 
   out(`backend ${backend.name}`);
   const t0 = performance.now();
   const result = await produceWarmStart({ preset, out: dir, epochs, seed, episodes, log: out });
-  out(`wrote ${result.dir} in ${num((performance.now() - t0) / 1000, 1)} s (${result.demonstrations} demonstrations, ${result.reports.length} epoch reports); use it with --set policies.init=${resolve(result.dir)}`);
+  out(
+    `wrote ${result.dir} in ${num((performance.now() - t0) / 1000, 1)} s (${result.demonstrations} demonstrations, ${result.reports.length} epoch reports); use it with --set policies.init=${resolve(result.dir)}`,
+  );
 }

@@ -35,8 +35,8 @@ async function main(): Promise<number> {
       const done = channel.send(msg);
       pending.add(done);
       void done.then(() => pending.delete(done));
-    }
-    else if (msg.type === 'log' || msg.type === 'status') console.error(`[engine run ${runId}] ${msg.type === 'log' ? msg.line : `status ${msg.status}${msg.error ? `: ${msg.error}` : ''}`}`);
+    } else if (msg.type === 'log' || msg.type === 'status')
+      console.error(`[engine run ${runId}] ${msg.type === 'log' ? msg.line : `status ${msg.status}${msg.error ? `: ${msg.error}` : ''}`}`);
   };
   const control = new EngineControl(stopFlagPath(runDirFor(dbPath, runId)));
   channel.onMessage((raw) => {

@@ -80,7 +80,10 @@ export function ownOrigins(port: number): string[] {
  * the page needs its own WebSocket, so the served copy names exactly this server's ws origins.
  */
 export function webModeHtml(html: string, port: number): string {
-  return html.replace(/(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*?connect-src 'self')/i, `$1 ws://127.0.0.1:${port} ws://localhost:${port}`);
+  return html.replace(
+    /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*?connect-src 'self')/i,
+    `$1 ws://127.0.0.1:${port} ws://localhost:${port}`,
+  );
 }
 
 /**
@@ -91,7 +94,7 @@ export function webModeHtml(html: string, port: number): string {
 export function tokenPage(kind: 'missing' | 'wrong'): string {
   const why =
     kind === 'wrong'
-      ? 'The token in this address is not this server\'s. Each start of <code>srpo-lab serve</code> makes a new one, so a link from an earlier start no longer opens the lab.'
+      ? "The token in this address is not this server's. Each start of <code>srpo-lab serve</code> makes a new one, so a link from an earlier start no longer opens the lab."
       : 'This address has no token. The lab only opens from the address its server printed, which carries a one-time token (<code>?token=…</code>).';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SRPO Lab: token needed</title>
 <style>body{font-family:system-ui,sans-serif;background:#10131a;color:#e6e9ef;max-width:640px;margin:12vh auto;padding:0 20px;line-height:1.5}code{background:#1d2534;padding:1px 5px;border-radius:4px}h1{font-size:20px}.muted{color:#9aa3b2}</style>
@@ -151,7 +154,8 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 403, message: 'unexpected Host header' };
     const origin = req.headers.origin;
-    if (origin !== undefined && !ownOrigins(port).includes(origin)) return { status: 403, message: `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this lab's page` };
+    if (origin !== undefined && !ownOrigins(port).includes(origin))
+      return { status: 403, message: `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this lab's page` };
     if (upgrade && origin === undefined) return { status: 403, message: 'WebSocket upgrade without an Origin header refused' };
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : null;

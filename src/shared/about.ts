@@ -31,6 +31,6 @@ export const BUILT_FEATURES: readonly { name: string; where: string }[] = [
 
 /** Parts of the lab that do not exist yet, so that the shell never pretends they do. */
 export const PLANNED_FEATURES: readonly string[] = [
-  'Training or evaluating Hugging Face models in lab runs (runs train the lab\'s own small policies; srpo-lab model only loads, scores and samples a folder)',
+  "Training or evaluating Hugging Face models in lab runs (runs train the lab's own small policies; srpo-lab model only loads, scores and samples a folder)",
   'Traces of evaluation episodes (evaluations are stored as per-benchmark results: Avg@n, Pass@n, cost; the trace viewer shows training events)',
 ];

@@ -73,7 +73,11 @@ export function configKeyWithoutSeed(config: unknown): string {
   const flat = flatten(config);
   delete flat.seed;
   delete flat.name;
-  return JSON.stringify(Object.keys(flat).sort().map((k) => [k, flat[k]]));
+  return JSON.stringify(
+    Object.keys(flat)
+      .sort()
+      .map((k) => [k, flat[k]]),
+  );
 }
 
 export function mean(xs: readonly number[]): number {

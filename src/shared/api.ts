@@ -323,7 +323,14 @@ export function parseApiInput(method: string, raw: unknown): unknown {
 /** Turns anything thrown into the wire error. */
 export function toApiError(err: unknown): ApiErrorDto {
   if (err instanceof LabApiError) return err.toDto();
-  if (err && typeof err === 'object' && 'code' in err && 'message' in err && typeof (err as ApiErrorDto).code === 'string' && (err as { name?: string }).name === 'LabApiError') {
+  if (
+    err &&
+    typeof err === 'object' &&
+    'code' in err &&
+    'message' in err &&
+    typeof (err as ApiErrorDto).code === 'string' &&
+    (err as { name?: string }).name === 'LabApiError'
+  ) {
     return err as ApiErrorDto;
   }
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };

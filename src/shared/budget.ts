@@ -13,7 +13,10 @@ export const BUDGET_METRICS: Record<BudgetName, string> = { teamTokens: 'budget/
 const LABELS: Record<BudgetName, string> = { teamTokens: 'team-token budget', toolCalls: 'tool-call budget' };
 
 /** Which bound ended a run. `last`: metric key -> its last value. */
-export function endedBy(budget: Partial<Record<BudgetName, number>> | undefined, last: Partial<Record<string, number | null>>): { bound: BudgetName | 'steps'; label: string } {
+export function endedBy(
+  budget: Partial<Record<BudgetName, number>> | undefined,
+  last: Partial<Record<string, number | null>>,
+): { bound: BudgetName | 'steps'; label: string } {
   for (const n of BUDGET_NAMES) {
     const limit = budget?.[n];
     const spent = last[BUDGET_METRICS[n]] ?? 0;

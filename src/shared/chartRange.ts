@@ -73,5 +73,11 @@ export function tickLabel(v: number, range: YRange): string {
 /** `color` drawn at `alpha` over `under`, as one opaque colour (both `#rrggbb`). */
 export function mixColor(color: string, under: string, alpha: number): string {
   const ch = (s: string, i: number) => parseInt(s.slice(1 + 2 * i, 3 + 2 * i), 16);
-  return `#${[0, 1, 2].map((i) => Math.round(alpha * ch(color, i) + (1 - alpha) * ch(under, i)).toString(16).padStart(2, '0')).join('')}`;
+  return `#${[0, 1, 2]
+    .map((i) =>
+      Math.round(alpha * ch(color, i) + (1 - alpha) * ch(under, i))
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 }

@@ -49,7 +49,14 @@ export function viewFromQuery(query: Record<string, string | undefined>): ChartV
   const smoothing = query[Q.smoothing] !== undefined && Number.isFinite(s) ? Math.min(0.99, Math.max(0, s)) : DEFAULT_VIEW.smoothing;
   const xAxis = (X_AXES as readonly string[]).includes(query[Q.xAxis] ?? '') ? (query[Q.xAxis] as XAxisKind) : DEFAULT_VIEW.xAxis;
   const yScale = (Y_SCALES as readonly string[]).includes(query[Q.yScale] ?? '') ? (query[Q.yScale] as YScale) : DEFAULT_VIEW.yScale;
-  const panels = [...new Set((query[Q.panels] ?? '').split(',').map((k) => k.trim()).filter((k) => /^[\w./@:-]{1,200}$/.test(k)))];
+  const panels = [
+    ...new Set(
+      (query[Q.panels] ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter((k) => /^[\w./@:-]{1,200}$/.test(k)),
+    ),
+  ];
   return { smoothing, xAxis, yScale, panels };
 }
 
@@ -82,5 +89,8 @@ export function searchKeys(keys: readonly string[], query: string): string[] {
   if (!words.length) return [...keys];
   const hits = keys.filter((k) => words.every((w) => k.toLowerCase().includes(w)));
   const starts = (k: string) => (k.toLowerCase().startsWith(words[0]) || k.toLowerCase().includes(`/${words[0]}`) ? 0 : 1);
-  return hits.map((k, i) => [k, i] as const).sort((a, b) => starts(a[0]) - starts(b[0]) || a[1] - b[1]).map(([k]) => k);
+  return hits
+    .map((k, i) => [k, i] as const)
+    .sort((a, b) => starts(a[0]) - starts(b[0]) || a[1] - b[1])
+    .map(([k]) => k);
 }

@@ -182,7 +182,10 @@ export interface MemberTokens {
  * A member as stored: MemberRecord with the token arrays grouped and optional. `T` is the token
  * detail's shape: the store's MemberTokens, or the API's TokensWithText (the host adds the text).
  */
-export interface StoredMember<T extends MemberTokens = MemberTokens> extends Omit<MemberRecord, 'promptTokens' | 'outputTokens' | 'logpOld' | 'mask' | 'logpCur'> {
+export interface StoredMember<T extends MemberTokens = MemberTokens> extends Omit<
+  MemberRecord,
+  'promptTokens' | 'outputTokens' | 'logpOld' | 'mask' | 'logpCur'
+> {
   id: number;
   promptLength: number;
   outputLength: number;

@@ -9,16 +9,23 @@
  * and config values in code spans whose fence is longer than any backtick run inside, so no
  * name can inject raw HTML, links or table cells into a report opened elsewhere.
  *
- * Not here: reading the store (labService.ts). Tested by test/server/server.test.ts (content),
+ * Not here: reading the store (host/runReports.ts); the text primitives (reportText.ts), CSV
+ * (reportCsv.ts) and suite tables (reportSuite.ts), re-exported here. Tested by test/server/server.test.ts (content),
  * test/shared/reportEscape.test.ts (escaping) and test/e2e/lab.test.ts (downloads from the UI).
  */
 import { configsDiff, emaSmooth, evalTable, formatMeanStd } from './analysis';
 import { figureSeries, figureSvg } from './reportChart';
 import type { RunDetail, SeriesMap } from './api';
-import type { EventSummary, StoredEvaluation } from './records';
+import type { StoredEvaluation } from './records';
 import { stepsText } from './stepConvention';
 import { endedBy } from './budget';
-import { COST_COLUMNS, COST_LABELS, formatDifference, formatPlain, type SuiteDetail, type SuiteTable } from './suites';
+import { type SuiteDetail } from './suites';
+import { escapeHtml, escapeMarkdown, fmt, markdownCode } from './reportText';
+import { suiteSectionHtml, suiteSectionMarkdown } from './reportSuite';
+
+export { csvLines, escapeHtml, escapeMarkdown, markdownCode } from './reportText';
+export { EVENT_CSV_HEAD, eventsCsv, metricsCsv } from './reportCsv';
+export { suiteSectionMarkdown, suiteTableCsv, suiteTableRows } from './reportSuite';
 
 export interface ReportRun {
   run: RunDetail;
@@ -60,38 +67,21 @@ export function endedByLine(r: ReportRun): string {
   return `run ${r.run.id}: ${endedBy(budget, last).label}`;
 }
 
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-/** User text as Markdown inline text: no raw HTML, no Markdown syntax, no line breaks, no cell breaks. */
-export function escapeMarkdown(s: string): string {
-  return s
-    .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(/[\\`*_[\]()#!|~]/g, (c) => `\\${c}`)
-    .replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
-}
-
-/** User text as a Markdown code span (literal, HTML not interpreted), safe inside a table cell. */
-export function markdownCode(s: string): string {
-  const one = s.replace(/[\r\n]+/g, ' ');
-  const longest = Math.max(0, ...(one.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(longest + 1);
-  const pad = one.startsWith('`') || one.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${one}${pad}${fence}`.replace(/\|/g, '\\|');
-}
-
 /** A Markdown cell that is already Markdown (a code span), not text to escape. */
 interface MdCell {
   md: string;
 }
 
-const fmt = (v: number | null | undefined, digits = 4): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : Number(v.toPrecision(digits)).toString());
-
 /** A line chart as standalone SVG (shared/reportChart figureSvg): one line per series, x by step. */
 export function svgLineChart(title: string, lines: { name: string; points: [number, number | null][] }[], width = 520, height = 230): string {
-  return figureSvg({ title, yTitle: title, xTitle: 'step', series: lines.map((l) => ({ name: l.name, line: l.points, markers: l.points.length <= 40 })), width, height });
+  return figureSvg({
+    title,
+    yTitle: title,
+    xTitle: 'step',
+    series: lines.map((l) => ({ name: l.name, line: l.points, markers: l.points.length <= 40 })),
+    width,
+    height,
+  });
 }
 
 /** Values in percent: evaluation rates (Avg@n, Pass@n) of any benchmark. */
@@ -140,25 +130,82 @@ function evalTableRows(data: ReportData) {
   );
 }
 
-const runLine = (r: RunDetail) => [r.id, r.name, r.status, r.preset ?? 'custom', r.workflow, r.objective, r.backend ?? '–', r.seed, stepsText(r.lastStep, r.steps), r.bestEval ? pct(r.bestEval.value) : '–'];
+const runLine = (r: RunDetail) => [
+  r.id,
+  r.name,
+  r.status,
+  r.preset ?? 'custom',
+  r.workflow,
+  r.objective,
+  r.backend ?? '–',
+  r.seed,
+  stepsText(r.lastStep, r.steps),
+  r.bestEval ? pct(r.bestEval.value) : '–',
+];
 const RUN_HEAD = ['id', 'name', 'status', 'preset', 'workflow', 'objective', 'backend', 'seed', 'steps', 'best eval %'];
 
 /** The self-contained HTML report (charts inline SVG, no scripts, no external resources). */
 export function htmlReport(data: ReportData): string {
-  const title = data.runs.length === 1 ? `SRPO Lab report: run ${data.runs[0].run.id} ${data.runs[0].run.name}` : `SRPO Lab report: runs ${data.runs.map((r) => r.run.id).join(', ')}`;
+  const title =
+    data.runs.length === 1
+      ? `SRPO Lab report: run ${data.runs[0].run.id} ${data.runs[0].run.name}`
+      : `SRPO Lab report: runs ${data.runs.map((r) => r.run.id).join(', ')}`;
   const table = (head: string[], rows: (string | number)[][]) =>
     `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(String(h))}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
   const et = evalTableRows(data);
   const n = et.rows[0]?.n || 'n';
-  const evalHead = ['config', 'seeds', 'evaluated at', ...et.benchmarks.flatMap((b) => [`${b} Avg@${n}`, `${b} Pass@${n}`]), `macro Avg@${n}`, `macro Pass@${n}`];
-  const evalRows = et.rows.map((r) => [r.label, r.seeds.join(' '), evalAt(r), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]);
+  const evalHead = [
+    'config',
+    'seeds',
+    'evaluated at',
+    ...et.benchmarks.flatMap((b) => [`${b} Avg@${n}`, `${b} Pass@${n}`]),
+    `macro Avg@${n}`,
+    `macro Pass@${n}`,
+  ];
+  const evalRows = et.rows.map((r) => [
+    r.label,
+    r.seeds.join(' '),
+    evalAt(r),
+    ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
+    formatMeanStd(r.macro.avg),
+    formatMeanStd(r.macro.pass),
+  ]);
   const charts = reportFigures(data, Number(n) || 0);
   const diff = data.runs.length > 1 ? configsDiff(data.runs.map((r) => r.run.config)) : [];
   const configs = data.runs
-    .map((r) => `<details${data.runs.length === 1 ? ' open' : ''}><summary>Config of run ${r.run.id}</summary><pre>${escapeHtml(JSON.stringify(r.run.config, null, 2))}</pre></details>`)
+    .map(
+      (r) =>
+        `<details${data.runs.length === 1 ? ' open' : ''}><summary>Config of run ${r.run.id}</summary><pre>${escapeHtml(JSON.stringify(r.run.config, null, 2))}</pre></details>`,
+    )
     .join('\n');
   const evalDetail = data.runs
-    .map((r) => `<h3>Evaluations of run ${r.run.id}</h3>${table(['step', 'benchmark', 'n', 'queries', `Avg@${r.evaluations[0]?.n ?? 'n'} %`, `Pass@${r.evaluations[0]?.n ?? 'n'} %`, 'tokens/query', 'calls/query', 'p50 ms'], r.evaluations.map((e) => [e.step, e.benchmark, e.n, e.queries, pct(e.avgAtN), pct(e.passAtN), fmt(e.tokensPerQuery), fmt(e.callsPerQuery), fmt(e.latencyP50Ms)]))}`)
+    .map(
+      (r) =>
+        `<h3>Evaluations of run ${r.run.id}</h3>${table(
+          [
+            'step',
+            'benchmark',
+            'n',
+            'queries',
+            `Avg@${r.evaluations[0]?.n ?? 'n'} %`,
+            `Pass@${r.evaluations[0]?.n ?? 'n'} %`,
+            'tokens/query',
+            'calls/query',
+            'p50 ms',
+          ],
+          r.evaluations.map((e) => [
+            e.step,
+            e.benchmark,
+            e.n,
+            e.queries,
+            pct(e.avgAtN),
+            pct(e.passAtN),
+            fmt(e.tokensPerQuery),
+            fmt(e.callsPerQuery),
+            fmt(e.latencyP50Ms),
+          ]),
+        )}`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
@@ -170,7 +217,10 @@ export function htmlReport(data: ReportData): string {
 <p><small>Generated ${new Date(data.generatedAt).toISOString()} by SRPO Lab.</small></p>
 ${data.suite ? suiteSectionHtml(data.suite) : ''}
 <h2>Runs</h2>
-<div class="nowrap">${table(RUN_HEAD, data.runs.map((r) => runLine(r.run)))}</div>
+<div class="nowrap">${table(
+    RUN_HEAD,
+    data.runs.map((r) => runLine(r.run)),
+  )}</div>
 <p><small>Training ended by: ${escapeHtml(data.runs.map(endedByLine).join('; '))}.</small></p>
 <h2>Evaluation (each run's last: final unless marked, mean ± sample std over seeds, %)</h2>
 <div class="nowrap">${table(evalHead, evalRows)}</div>
@@ -178,7 +228,14 @@ ${data.suite ? suiteSectionHtml(data.suite) : ''}
 <div class="charts">
 ${charts}
 </div>
-${diff.length ? `<h2>Config differences</h2>${table(['field', ...data.runs.map((r) => `run ${r.run.id}`)], diff.map((d) => [d.path, ...d.values.map((v) => JSON.stringify(v) ?? '–')]))}` : ''}
+${
+  diff.length
+    ? `<h2>Config differences</h2>${table(
+        ['field', ...data.runs.map((r) => `run ${r.run.id}`)],
+        diff.map((d) => [d.path, ...d.values.map((v) => JSON.stringify(v) ?? '–')]),
+      )}`
+    : ''
+}
 ${evalDetail}
 <h2>Configs</h2>
 ${configs}
@@ -190,26 +247,66 @@ ${configs}
 export function markdownReport(data: ReportData): string {
   const cell = (c: string | number | MdCell) => (typeof c === 'object' ? c.md : escapeMarkdown(String(c)));
   const row = (cells: (string | number | MdCell)[]) => `| ${cells.map(cell).join(' | ')} |`;
-  const tableMd = (head: string[], rows: (string | number | MdCell)[][]) => [row(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(row)].join('\n');
+  const tableMd = (head: string[], rows: (string | number | MdCell)[][]) =>
+    [row(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(row)].join('\n');
   const et = evalTableRows(data);
-  const out: string[] = [`# SRPO Lab report: ${data.runs.map((r) => `run ${r.run.id} (${escapeMarkdown(r.run.name)})`).join(', ')}`, '', `Generated ${new Date(data.generatedAt).toISOString()}.`];
+  const out: string[] = [
+    `# SRPO Lab report: ${data.runs.map((r) => `run ${r.run.id} (${escapeMarkdown(r.run.name)})`).join(', ')}`,
+    '',
+    `Generated ${new Date(data.generatedAt).toISOString()}.`,
+  ];
   if (data.suite) out.push('', suiteSectionMarkdown(data.suite));
-  out.push('', '## Runs', '', tableMd(RUN_HEAD, data.runs.map((r) => runLine(r.run))));
+  out.push(
+    '',
+    '## Runs',
+    '',
+    tableMd(
+      RUN_HEAD,
+      data.runs.map((r) => runLine(r.run)),
+    ),
+  );
   out.push('', `Training ended by: ${escapeMarkdown(data.runs.map(endedByLine).join('; '))}.`);
   out.push('', "## Evaluation (each run's last: final unless marked, %, mean ± sample std over seeds)", '');
   out.push(
     tableMd(
-      ['config', 'seeds', 'evaluated at', ...et.benchmarks.flatMap((b) => [`${b} Avg@${et.rows[0]?.n || 'n'}`, `${b} Pass@${et.rows[0]?.n || 'n'}`]), `macro Avg@${et.rows[0]?.n || 'n'}`, `macro Pass@${et.rows[0]?.n || 'n'}`],
-      et.rows.map((r) => [r.label, r.seeds.join(' '), evalAt(r), ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]), formatMeanStd(r.macro.avg), formatMeanStd(r.macro.pass)]),
+      [
+        'config',
+        'seeds',
+        'evaluated at',
+        ...et.benchmarks.flatMap((b) => [`${b} Avg@${et.rows[0]?.n || 'n'}`, `${b} Pass@${et.rows[0]?.n || 'n'}`]),
+        `macro Avg@${et.rows[0]?.n || 'n'}`,
+        `macro Pass@${et.rows[0]?.n || 'n'}`,
+      ],
+      et.rows.map((r) => [
+        r.label,
+        r.seeds.join(' '),
+        evalAt(r),
+        ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
+        formatMeanStd(r.macro.avg),
+        formatMeanStd(r.macro.pass),
+      ]),
     ),
   );
   out.push('', '## Last values', '');
   const keys = REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length));
-  out.push(tableMd(['metric', ...data.runs.map((r) => `run ${r.run.id}`)], keys.map((k) => [isRateKey(k) ? `${k} (%)` : k, ...data.runs.map((r) => (isRateKey(k) ? pct : fmt)(r.series[k]?.at(-1)?.value))])));
+  out.push(
+    tableMd(
+      ['metric', ...data.runs.map((r) => `run ${r.run.id}`)],
+      keys.map((k) => [isRateKey(k) ? `${k} (%)` : k, ...data.runs.map((r) => (isRateKey(k) ? pct : fmt)(r.series[k]?.at(-1)?.value))]),
+    ),
+  );
   out.push('', '## Smoothed reward/mean (EMA 0.6)', '', smoothedRewardTable(data, tableMd));
   if (data.runs.length > 1) {
     const diff = configsDiff(data.runs.map((r) => r.run.config));
-    out.push('', '## Config differences', '', tableMd(['field', ...data.runs.map((r) => `run ${r.run.id}`)], diff.map((d) => [d.path, ...d.values.map((v) => ({ md: markdownCode(JSON.stringify(v) ?? '–') }))])));
+    out.push(
+      '',
+      '## Config differences',
+      '',
+      tableMd(
+        ['field', ...data.runs.map((r) => `run ${r.run.id}`)],
+        diff.map((d) => [d.path, ...d.values.map((v) => ({ md: markdownCode(JSON.stringify(v) ?? '–') }))]),
+      ),
+    );
   }
   for (const r of data.runs) {
     const json = JSON.stringify(r.run.config, null, 2);
@@ -230,7 +327,10 @@ const evalAt = (r: { final: boolean; evalSteps: number[] }) => (r.final ? 'final
 function smoothedRewardTable(data: ReportData, tableMd: (head: string[], rows: (string | number)[][]) => string): string {
   const rows = data.runs.map((r) => {
     const pts = r.series['reward/mean'] ?? [];
-    const ema = emaSmooth(pts.map((p) => p.value), REPORT_SMOOTHING);
+    const ema = emaSmooth(
+      pts.map((p) => p.value),
+      REPORT_SMOOTHING,
+    );
     if (!pts.length) return [`run ${r.run.id}`, '–', '–', '–', '–', '–', '–', '–'];
     const at = (q: number) => {
       const i = Math.round(q * (pts.length - 1));
@@ -240,99 +340,4 @@ function smoothedRewardTable(data: ReportData, tableMd: (head: string[], rows: (
     return [`run ${r.run.id}`, at(0), at(0.25), at(0.5), at(0.75), at(1), fmt(Math.min(...finite), 3), fmt(Math.max(...finite), 3)];
   });
   return tableMd(['run', 'first', '¼', '½', '¾', 'last', 'min', 'max'], rows);
-}
-
-function csvCell(v: unknown): string {
-  const s = v === null || v === undefined ? '' : typeof v === 'number' && !Number.isFinite(v) ? 'NaN' : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export function csvLines(head: string[], rows: unknown[][]): string {
-  return `${[head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n')}\n`;
-}
-
-/** Metrics CSV: run,step,key,value,wall_time (null values as NaN). */
-export function metricsCsv(rows: { runId: number; key: string; step: number; value: number | null; wallTime: number }[]): string {
-  return csvLines(['run', 'step', 'key', 'value', 'wall_time'], rows.map((r) => [r.runId, r.step, r.key, r.value ?? NaN, r.wallTime]));
-}
-
-export const EVENT_CSV_HEAD = ['run', 'step', 'event_id', 'episode_id', 'key', 'seq', 'kind', 'state', 'group', 'k', 'members', 'invalid_members', 'complete', 'drop_reason', 'reward', 'advantage', 'log_ratio', 'ratio', 'clipped'];
-
-export function eventsCsv(events: EventSummary[]): string {
-  return csvLines(
-    EVENT_CSV_HEAD,
-    events.map((e) => [
-      e.runId, e.step, e.id, e.episodeId, e.key, e.seq, e.kind, e.stateId, e.group, e.expectedK, e.memberCount, e.invalidMembers,
-      e.complete, e.dropReason, e.reward, e.advantage, e.logRatio, e.ratio, e.clipped,
-    ]),
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Suite tables (src/shared/suites.ts): the paper's Tables 1-3 and Appendix D columns.
-
-/** The three suite tables as header + rows of plain strings (escaped by each format). */
-export function suiteTableRows(t: SuiteTable): { title: string; head: string[]; rows: string[][] }[] {
-  const quality = {
-    title: `Quality (final evaluation, %, mean ± sample std over seeds; Δ: paired difference vs "${t.baseline}" in points, [95% t interval], (seeds won/pairs))`,
-    head: ['row', 'seeds', ...t.benchmarks.flatMap((b) => [`${b} Avg@n`, `${b} Pass@n`]), 'macro Avg@n', 'macro Pass@n', 'Δ macro Avg@n', 'Δ macro Pass@n'],
-    rows: t.rows.map((r) => [
-      r.label,
-      r.seeds.join(' ') || '–',
-      ...t.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
-      formatMeanStd(r.macro.avg),
-      formatMeanStd(r.macro.pass),
-      r.label === t.baseline ? 'baseline' : formatDifference(r.diff?.avg),
-      r.label === t.baseline ? 'baseline' : formatDifference(r.diff?.pass),
-    ]),
-  };
-  const cost = {
-    title: 'Cost (final evaluation, per query, mean over benchmarks; U_tok: correct answers per million generated tokens)',
-    head: ['row', ...COST_COLUMNS.map((c) => COST_LABELS[c])],
-    rows: t.rows.map((r) => [r.label, ...COST_COLUMNS.map((c) => formatPlain(r.cost[c]))]),
-  };
-  const dynamics = {
-    title: 'Training dynamics (grad/norm over the run: mean, coefficient of variation, range over all seeds)',
-    head: ['row', 'grad-norm mean', 'CV', 'range'],
-    rows: t.rows.map((r) => [r.label, formatPlain(r.dynamics.gradMean), formatPlain(r.dynamics.gradCv), r.dynamics.gradMin === null ? '–' : `[${fmt(r.dynamics.gradMin)}, ${fmt(r.dynamics.gradMax)}]`]),
-  };
-  return [quality, cost, dynamics];
-}
-
-function suiteHeading(s: SuiteDetail): string {
-  return `Suite ${s.id} "${s.name}": ${s.rows.length} rows x ${s.seeds.length} seeds (${s.counts.completed ?? 0} of ${s.total} runs completed)`;
-}
-
-function suiteSectionHtml(s: SuiteDetail): string {
-  const table = (head: string[], rows: string[][]) =>
-    `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
-  return `<h2>${escapeHtml(suiteHeading(s))}</h2>\n${suiteTableRows(s.table).map((t) => `<h3>${escapeHtml(t.title)}</h3>${table(t.head, t.rows)}`).join('\n')}`;
-}
-
-/** The suite's tables in Markdown (also what `srpo-lab suite show` prints). */
-export function suiteSectionMarkdown(s: SuiteDetail): string {
-  const row = (cells: string[]) => `| ${cells.map(escapeMarkdown).join(' | ')} |`;
-  const parts = [`## ${escapeMarkdown(suiteHeading(s))}`];
-  for (const t of suiteTableRows(s.table)) parts.push('', `### ${escapeMarkdown(t.title)}`, '', row(t.head), `| ${t.head.map(() => '---').join(' | ')} |`, ...t.rows.map(row));
-  return parts.join('\n');
-}
-
-/** One CSV line per row: every figure of the three tables as numbers (fractions, not %). */
-export function suiteTableCsv(t: SuiteTable): string {
-  const head = ['row', 'seeds', 'n'];
-  for (const b of t.benchmarks) head.push(`${b}_avg_mean`, `${b}_avg_std`, `${b}_pass_mean`, `${b}_pass_std`);
-  head.push('macro_avg_mean', 'macro_avg_std', 'macro_pass_mean', 'macro_pass_std');
-  for (const k of ['avg', 'pass']) head.push(`diff_${k}_mean`, `diff_${k}_lo95`, `diff_${k}_hi95`, `diff_${k}_wins`, `diff_${k}_pairs`);
-  for (const c of COST_COLUMNS) head.push(`${c}_mean`, `${c}_std`);
-  head.push('grad_mean_mean', 'grad_mean_std', 'grad_cv_mean', 'grad_cv_std', 'grad_min', 'grad_max');
-  const rows = t.rows.map((r) => {
-    const line: unknown[] = [r.label, r.seeds.join(' '), r.n];
-    for (const b of t.benchmarks) line.push(r.cells[b]?.avg.mean, r.cells[b]?.avg.std, r.cells[b]?.pass.mean, r.cells[b]?.pass.std);
-    line.push(r.macro.avg.mean, r.macro.avg.std, r.macro.pass.mean, r.macro.pass.std);
-    for (const d of [r.diff?.avg, r.diff?.pass]) line.push(d?.mean, d?.lo, d?.hi, d?.wins, d?.n);
-    for (const c of COST_COLUMNS) line.push(r.cost[c].mean, r.cost[c].std);
-    line.push(r.dynamics.gradMean.mean, r.dynamics.gradMean.std, r.dynamics.gradCv.mean, r.dynamics.gradCv.std, r.dynamics.gradMin, r.dynamics.gradMax);
-    return line;
-  });
-  return csvLines(head, rows);
 }

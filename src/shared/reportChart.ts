@@ -191,7 +191,13 @@ export function figureSeries(runs: readonly FigureRun[], smoothing: number): Fig
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   const curve = (r: FigureRun): [number, number | null][] => {
-    const ys = smoothing > 0 ? emaSmooth(r.points.map((p) => p.value), smoothing) : r.points.map((p) => p.value);
+    const ys =
+      smoothing > 0
+        ? emaSmooth(
+            r.points.map((p) => p.value),
+            smoothing,
+          )
+        : r.points.map((p) => p.value);
     return r.points.map((p, i) => [p.step, ys[i] !== null && Number.isFinite(ys[i]) ? ys[i] : null]);
   };
   const raw = (r: FigureRun): [number, number | null][] => r.points.map((p) => [p.step, p.value !== null && Number.isFinite(p.value) ? p.value : null]);

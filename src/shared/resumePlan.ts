@@ -37,7 +37,8 @@ export function resumePlan(lastStep: number, checkpointSteps: readonly number[])
       ? `Resume restarts the run at step 0: it has no checkpoint, so ${span(redo)} committed and will be removed and recomputed.`
       : 'Resume starts the run at step 0 (nothing is committed yet).';
   } else {
-    text = `Resume continues at step ${fromStep} from the checkpoint ${checkpointLabel(checkpointStep)}; ` +
+    text =
+      `Resume continues at step ${fromStep} from the checkpoint ${checkpointLabel(checkpointStep)}; ` +
       (redo.length ? `${span(redo)} committed after it and will be recomputed (their points are replaced).` : 'nothing committed is redone.');
   }
   return { fromStep, checkpointStep, redo, text };

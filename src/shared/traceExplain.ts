@@ -74,7 +74,8 @@ export interface ClipExplained {
 export function explainClip(advantage: number, ratio: number | null, clipLow: number, clipHigh: number, dualClip: number | null = null): ClipExplained {
   const hi = 1 + clipHigh;
   const lo = 1 - clipLow;
-  if (advantage > 0) return { side: 'high', interval: [0, hi], rule: `A > 0: clipped high when ρ > 1 + ε_high = ${fmt(hi)}`, outside: ratio !== null && ratio > hi };
+  if (advantage > 0)
+    return { side: 'high', interval: [0, hi], rule: `A > 0: clipped high when ρ > 1 + ε_high = ${fmt(hi)}`, outside: ratio !== null && ratio > hi };
   if (advantage < 0) {
     const dual = dualClip !== null ? `; dual clip: the term is at least ${fmt(dualClip)}·A` : '';
     return { side: 'low', interval: [lo, Infinity], rule: `A < 0: clipped low when ρ < 1 − ε_low = ${fmt(lo)}${dual}`, outside: ratio !== null && ratio < lo };
@@ -124,7 +125,11 @@ export const isSortKey = (s: string | undefined): s is SortKey => s !== undefine
  * The list in the order asked for: 'list' keeps the stored (step, id) order; the others sort by
  * their value (descending by default), events without one last, ties in list order.
  */
-export function sortEvents<E extends { advantage: number | null; ratio: number | null }>(events: readonly E[], key: SortKey, dir: 'desc' | 'asc' = 'desc'): E[] {
+export function sortEvents<E extends { advantage: number | null; ratio: number | null }>(
+  events: readonly E[],
+  key: SortKey,
+  dir: 'desc' | 'asc' = 'desc',
+): E[] {
   const value = SORT_KEYS[key];
   if (!value) return [...events];
   const sign = dir === 'desc' ? -1 : 1;

@@ -33,7 +33,8 @@ function encode(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Float32Array || value instanceof Float64Array) return Array.from(value, (v) => (Number.isFinite(v) ? v : null));
   if (ArrayBuffer.isView(value)) {
-    if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) throw new Error('toWire: a DataView or 64-bit integer array cannot be carried');
+    if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array)
+      throw new Error('toWire: a DataView or 64-bit integer array cannot be carried');
     return Array.from(value as unknown as ArrayLike<number>);
   }
   if (Array.isArray(value)) {

@@ -11,7 +11,10 @@ const spec = { options: ['db', 'name'], flags: ['json'] };
 
 describe('parseArgs', () => {
   it('reads options, flags, positionals and repeated --set in order', () => {
-    const a = parseArgs(['train', 'file.json', '--db', 'x.db', '--json', '--set', 'a.b=1', '--set', 'c=[1,"x"]', '--set', 'a.b=2', '-', '-1.5', '--name=run'], spec);
+    const a = parseArgs(
+      ['train', 'file.json', '--db', 'x.db', '--json', '--set', 'a.b=1', '--set', 'c=[1,"x"]', '--set', 'a.b=2', '-', '-1.5', '--name=run'],
+      spec,
+    );
     expect(a.command).toBe('train');
     expect(a.options).toEqual({ db: 'x.db', name: 'run' });
     expect([...a.flags]).toEqual(['json']);
@@ -38,7 +41,8 @@ describe('parseArgs', () => {
   });
 
   it('refuses keys that reach the prototype chain, in the key or inside the value', () => {
-    for (const key of ['__proto__.x', 'a.constructor.b', 'prototype']) expect(() => parseArgs(['t', '--set', `${key}=1`], spec)).toThrow(/__proto__|constructor|prototype/);
+    for (const key of ['__proto__.x', 'a.constructor.b', 'prototype'])
+      expect(() => parseArgs(['t', '--set', `${key}=1`], spec)).toThrow(/__proto__|constructor|prototype/);
     expect(() => parseArgs(['t', '--set', 'a={"__proto__":{"x":1}}'], spec)).toThrow(/__proto__/);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });

@@ -30,9 +30,18 @@ const file = (name: string, rows: unknown[]): string => {
   writeFileSync(p, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   return p;
 };
-const sums = file('sums.jsonl', Array.from({ length: 6 }, (_, i) => ({ problem: `${i}+${i}`, answer: String(2 * i) })));
-const fracs = file('fracs.jsonl', [{ problem: 'half of 3/2', answer: '\\frac{3}{4}' }, { problem: 'pairs', answer: '(1, 2)' }]);
-const qa = file('qa.jsonl', [{ question: 'Where was Zarvo Quill born?', answer: ['Tellmar'] }, { question: 'Which country is Tellmar in?', answer: ['Orvania'] }]);
+const sums = file(
+  'sums.jsonl',
+  Array.from({ length: 6 }, (_, i) => ({ problem: `${i}+${i}`, answer: String(2 * i) })),
+);
+const fracs = file('fracs.jsonl', [
+  { problem: 'half of 3/2', answer: '\\frac{3}{4}' },
+  { problem: 'pairs', answer: '(1, 2)' },
+]);
+const qa = file('qa.jsonl', [
+  { question: 'Where was Zarvo Quill born?', answer: ['Tellmar'] },
+  { question: 'Which country is Tellmar in?', answer: ['Orvania'] },
+]);
 const corpus = file('corpus.jsonl', [
   { id: '1', contents: '"Tellmar"\nTellmar is a city in Orvania.' },
   { id: '2', contents: '"Zarvo Quill"\nZarvo Quill was born in Tellmar.' },
@@ -46,8 +55,18 @@ describe('srpo-lab eval --data', () => {
     expect(r.lines[0]).toMatch(/^the gold policy .*workflow math; n 1/);
     const header = r.lines.find((l) => l.startsWith('benchmark'))!;
     expect(header.split(/\s+/)).toEqual(['benchmark', 'queries', 'avg@1', '%', 'pass@1', '%', 'tokens/q', 'calls/q', 'tools/q', 'U_tok', 'p50', 'ms']);
-    expect(r.lines.find((l) => l.startsWith('sums'))!.split(/\s+/).slice(0, 4)).toEqual(['sums', '6', '100.0', '100.0']);
-    expect(r.lines.find((l) => l.startsWith('macro'))!.split(/\s+/).slice(0, 4)).toEqual(['macro', '8', '100.0', '100.0']);
+    expect(
+      r.lines
+        .find((l) => l.startsWith('sums'))!
+        .split(/\s+/)
+        .slice(0, 4),
+    ).toEqual(['sums', '6', '100.0', '100.0']);
+    expect(
+      r.lines
+        .find((l) => l.startsWith('macro'))!
+        .split(/\s+/)
+        .slice(0, 4),
+    ).toEqual(['macro', '8', '100.0', '100.0']);
     expect(JSON.parse(r.lines[r.lines.length - 1])).toEqual({
       benchmarks: [
         { name: 'sums', queries: 6, avg: 1, pass: 1 },
@@ -81,12 +100,36 @@ describe('srpo-lab eval --data', () => {
     const sets = ['train', 'aime24', 'aime25', 'amc23', 'math500', 'minerva', 'olympiadbench'].flatMap((s) => ['--set', `tasks.paths.${s}=${sums}`]);
     const ok = await cli(['eval', '--preset', 'math-paper-data', ...sets, '--set', 'policies.kind=gold', '--json', '--db', db]);
     expect(ok.err).toBe('');
-    expect(JSON.parse(ok.lines[ok.lines.length - 1]).benchmarks.map((b: { name: string }) => b.name)).toEqual(['aime24', 'aime25', 'amc23', 'math500', 'minerva', 'olympiadbench']);
+    expect(JSON.parse(ok.lines[ok.lines.length - 1]).benchmarks.map((b: { name: string }) => b.name)).toEqual([
+      'aime24',
+      'aime25',
+      'amc23',
+      'math500',
+      'minerva',
+      'olympiadbench',
+    ]);
   });
 
   it('--model DIR: a Hugging Face model folder plays the roles (tiny random qwen3 fixture: a table, tokens counted)', async () => {
     const model = resolve(__dirname, '../fixtures/hf/qwen3-tiny');
-    const r = await cli(['eval', '--data', sums, '--workflow', 'single', '--model', model, '--limit', '2', '--n', '2', '--set', 'rollout.maxNewTokens=6', '--json', '--db', db]);
+    const r = await cli([
+      'eval',
+      '--data',
+      sums,
+      '--workflow',
+      'single',
+      '--model',
+      model,
+      '--limit',
+      '2',
+      '--n',
+      '2',
+      '--set',
+      'rollout.maxNewTokens=6',
+      '--json',
+      '--db',
+      db,
+    ]);
     expect(r.err).toBe('');
     expect(r.lines.find((l) => l.startsWith('model '))).toMatch(/qwen3-tiny \(qwen3\); backend \w+; max 6 new tokens/);
     const row = r.lines.find((l) => l.startsWith('sums'))!.split(/\s+/);
@@ -98,17 +141,38 @@ describe('srpo-lab eval --data', () => {
   });
 
   it('errors a user sees', async () => {
-    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--model', join(dir, 'm'), '--db', db])).err).toMatch(/model folder .*[/\\]m does not exist/);
-    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--policy', 'oracle', '--db', db])).err).toMatch(/--policy "oracle" is not a scripted policy; valid: gold/);
+    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--model', join(dir, 'm'), '--db', db])).err).toMatch(
+      /model folder .*[/\\]m does not exist/,
+    );
+    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--policy', 'oracle', '--db', db])).err).toMatch(
+      /--policy "oracle" is not a scripted policy; valid: gold/,
+    );
     expect((await cli(['eval', '--data', sums, '--policy', 'gold', '--db', db])).err).toMatch(/eval --data needs --workflow math\|search\|single/);
-    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--db', db])).err).toMatch(/eval needs exactly one of --policy gold, --run N, --model DIR/);
-    expect((await cli(['eval', '--data', qa, '--workflow', 'math', '--policy', 'gold', '--db', db])).err).toMatch(/task "qa" is qa, but workflow "math" takes math tasks/);
-    expect((await cli(['eval', '--data', join(dir, 'none.jsonl'), '--workflow', 'math', '--policy', 'gold', '--db', db])).err).toMatch(/--data: ".*none\.jsonl" does not exist/);
+    expect((await cli(['eval', '--data', sums, '--workflow', 'math', '--db', db])).err).toMatch(
+      /eval needs exactly one of --policy gold, --run N, --model DIR/,
+    );
+    expect((await cli(['eval', '--data', qa, '--workflow', 'math', '--policy', 'gold', '--db', db])).err).toMatch(
+      /task "qa" is qa, but workflow "math" takes math tasks/,
+    );
+    expect((await cli(['eval', '--data', join(dir, 'none.jsonl'), '--workflow', 'math', '--policy', 'gold', '--db', db])).err).toMatch(
+      /--data: ".*none\.jsonl" does not exist/,
+    );
     expect(existsSync(db)).toBe(false); // --policy gold never creates a lab database
   });
 
   it.skipIf(!HAS_SHARED_DATA)("the issue's command on MATH500 and AIME'24 (../shared/data)", async () => {
-    const r = await cli(['eval', '--data', `${sharedPath('math/math500.jsonl')},${sharedPath('math/aime24.jsonl')}`, '--workflow', 'math', '--policy', 'gold', '--json', '--db', resolve(dir, 'x.db')]);
+    const r = await cli([
+      'eval',
+      '--data',
+      `${sharedPath('math/math500.jsonl')},${sharedPath('math/aime24.jsonl')}`,
+      '--workflow',
+      'math',
+      '--policy',
+      'gold',
+      '--json',
+      '--db',
+      resolve(dir, 'x.db'),
+    ]);
     expect(r.err).toBe('');
     expect(JSON.parse(r.lines[r.lines.length - 1])).toEqual({
       benchmarks: [

@@ -155,7 +155,7 @@ describe('one step count on every surface; export as the UI exports', () => {
     expect(line('stopped-run')).toMatch(/\|\s*5\/8\s*\|/);
   });
 
-  it('export --format csv --out FILE writes exactly the UI\'s metrics CSV', async () => {
+  it("export --format csv --out FILE writes exactly the UI's metrics CSV", async () => {
     const file = join(dir, 'run.csv');
     const r = await cli(['export', String(completed), '--format', 'csv', '--out', file, '--db', db]);
     expect(r.err).toBe('');
@@ -171,7 +171,11 @@ describe('one step count on every surface; export as the UI exports', () => {
     const r = await cli(['export', String(completed), '--format', 'csv', '--db', db], true);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
-    expect(r.err).toMatch(new RegExp(`not writing run ${completed}'s csv onto the terminal; write a file: npm run lab -- export ${completed} --format csv --out run-${completed}\\.csv`));
+    expect(r.err).toMatch(
+      new RegExp(
+        `not writing run ${completed}'s csv onto the terminal; write a file: npm run lab -- export ${completed} --format csv --out run-${completed}\\.csv`,
+      ),
+    );
     // Piped (no terminal): the CSV on stdout, as before.
     const piped = await cli(['export', String(completed), '--format', 'csv', '--db', db]);
     expect(piped.out.split('\n')[0]).toBe('run,step,key,value,wall_time');

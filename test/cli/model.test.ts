@@ -45,7 +45,17 @@ describe('srpo-lab model logprobs', () => {
   it('applies --adapter', async () => {
     const e = expectedOf('qwen3-tiny-lora');
     const seq = e.sequences[0];
-    const r = await cli(['model', 'logprobs', '--model', join(FIXTURES, e.base), '--adapter', join(FIXTURES, 'qwen3-tiny-lora'), '--ids', seq.ids.join(','), '--json']);
+    const r = await cli([
+      'model',
+      'logprobs',
+      '--model',
+      join(FIXTURES, e.base),
+      '--adapter',
+      join(FIXTURES, 'qwen3-tiny-lora'),
+      '--ids',
+      seq.ids.join(','),
+      '--json',
+    ]);
     expect(r.err).toBe('');
     const { logprobs } = lastJson(r.out);
     for (let i = 0; i < logprobs.length; i++) expect(Math.abs(logprobs[i] - seq.logprobs[i])).toBeLessThan(1e-4);
@@ -81,7 +91,25 @@ describe('srpo-lab model generate', () => {
     // Sample until some row ends: with temperature 1 and the stop ids 300/302 over a 303-token vocabulary, a seed soon does.
     let found = false;
     for (let seed = 0; seed < 40 && !found; seed++) {
-      const r = await cli(['model', 'generate', '--model', join(FIXTURES, 'qwen3-tiny'), '--ids', e.greedy.prompt.join(','), '--max-new-tokens', '24', '--temperature', '1.5', '--top-p', '1', '--top-k', '0', '--seed', String(seed), '--json']);
+      const r = await cli([
+        'model',
+        'generate',
+        '--model',
+        join(FIXTURES, 'qwen3-tiny'),
+        '--ids',
+        e.greedy.prompt.join(','),
+        '--max-new-tokens',
+        '24',
+        '--temperature',
+        '1.5',
+        '--top-p',
+        '1',
+        '--top-k',
+        '0',
+        '--seed',
+        String(seed),
+        '--json',
+      ]);
       const out = lastJson(r.out);
       for (const id of out.ids) expect(id).toBeLessThan(e.tokenizer_size);
       if (out.stopReason === 'end') {
@@ -94,7 +122,21 @@ describe('srpo-lab model generate', () => {
   });
 
   it('is reproducible with --seed and renders --chat through the chat template', async () => {
-    const args = ['model', 'generate', '--model', join(FIXTURES, 'qwen3-tiny'), '--chat', 'What is 2 + 3?', '--max-new-tokens', '6', '--temperature', '1', '--seed', '7', '--json'];
+    const args = [
+      'model',
+      'generate',
+      '--model',
+      join(FIXTURES, 'qwen3-tiny'),
+      '--chat',
+      'What is 2 + 3?',
+      '--max-new-tokens',
+      '6',
+      '--temperature',
+      '1',
+      '--seed',
+      '7',
+      '--json',
+    ];
     const a = lastJson((await cli(args)).out);
     const b = lastJson((await cli(args)).out);
     expect(a).toEqual(b);
@@ -135,11 +177,19 @@ describe('srpo-lab model: bad input', () => {
     ['an unknown subcommand', ['model', 'train', '--model', model], /unknown subcommand "train"/],
     ['no --model', ['model', 'info'], /--model DIR is required/],
     ['ids that are not numbers', ['model', 'logprobs', '--model', model, '--ids', '1,x,3', '--json'], /--ids: entry 2 "x" is not a non-negative integer/],
-    ['ids outside the vocabulary', ['model', 'logprobs', '--model', model, '--ids', '1,303', '--json'], /--ids: entry 2 is 303, outside the tokenizer's vocabulary \[0, 303\)/],
+    [
+      'ids outside the vocabulary',
+      ['model', 'logprobs', '--model', model, '--ids', '1,303', '--json'],
+      /--ids: entry 2 is 303, outside the tokenizer's vocabulary \[0, 303\)/,
+    ],
     ['one id only', ['model', 'logprobs', '--model', model, '--ids', '5', '--json'], /at least 2 tokens, got 1/],
     ['two prompt sources', ['model', 'logprobs', '--model', model, '--ids', '1,2', '--text', 'hi'], /exactly one of --ids, --text \(got --ids and --text\)/],
     ['no --max-new-tokens', ['model', 'generate', '--model', model, '--ids', '1,2'], /--max-new-tokens N is required/],
-    ['a negative temperature', ['model', 'generate', '--model', model, '--ids', '1,2', '--max-new-tokens', '2', '--temperature', '-1'], /--temperature must be a number/],
+    [
+      'a negative temperature',
+      ['model', 'generate', '--model', model, '--ids', '1,2', '--max-new-tokens', '2', '--temperature', '-1'],
+      /--temperature must be a number/,
+    ],
     ['a bad --lora', ['model', 'info', '--model', model, '--lora', 'abc'], /--lora must be an integer >= 1, got "abc"/],
   ];
   for (const [what, argv, pattern] of cases) {

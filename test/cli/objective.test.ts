@@ -52,7 +52,13 @@ describe('srpo-lab objective', () => {
     await expect(run(['--batch', bad])).rejects.toThrow(/bad\.json is not valid JSON/);
     await expect(run(['--batch', join(dir, 'missing.json')])).rejects.toThrow(/cannot read batch file .*missing\.json/);
     const nan = join(dir, 'nan.json');
-    writeFileSync(nan, JSON.stringify({ events: [{ id: 'e', group: 'g', reward: 1, expectedK: 1 }], members: [{ event: 'e', role: 'r', logpCur: [null], logpOld: [0], mask: [1] }] }));
+    writeFileSync(
+      nan,
+      JSON.stringify({
+        events: [{ id: 'e', group: 'g', reward: 1, expectedK: 1 }],
+        members: [{ event: 'e', role: 'r', logpCur: [null], logpOld: [0], mask: [1] }],
+      }),
+    );
     await expect(run(['--batch', nan])).rejects.toThrow(/nan\.json: .*event "e".*"logpCur".*non-finite/);
     await expect(run(['--set', 'clipLow=2'])).rejects.toThrow(/field "clipLow" = 2/);
     expect(() => parseArgs(['objective', '--bogus'], spec)).toThrow(/unknown option --bogus.*--batch/);

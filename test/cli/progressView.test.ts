@@ -10,8 +10,7 @@ function terminal(columns = 120) {
   return { writes, tty: { columns, write: (t: string) => void writes.push(t) } };
 }
 
-const report = (bytesRead: number, done = false) =>
-  ({ type: 'indexProgress', passages: 20000, bytesRead, totalBytes: 100, elapsedMs: 2000, done }) as const;
+const report = (bytesRead: number, done = false) => ({ type: 'indexProgress', passages: 20000, bytesRead, totalBytes: 100, elapsedMs: 2000, done }) as const;
 
 describe('ProgressView', () => {
   it('draws the corpus index bar on a terminal: half the file read -> half the bar, then cleared when done', () => {

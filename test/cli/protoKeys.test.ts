@@ -78,7 +78,9 @@ describe('prototype keys are refused', () => {
   });
 
   it('still accepts ordinary keys and values that merely mention those words', () => {
-    const { config } = configFromArgs(parseArgs(['train', '--preset', 'math-quick', '--set', 'name=constructor-prototype', '--set', 'optimizer.lr=0.001'], SPEC));
+    const { config } = configFromArgs(
+      parseArgs(['train', '--preset', 'math-quick', '--set', 'name=constructor-prototype', '--set', 'optimizer.lr=0.001'], SPEC),
+    );
     expect(config.name).toBe('constructor-prototype');
     expect(config.optimizer.lr).toBe(0.001);
   });

@@ -29,7 +29,9 @@ function labWithDataRun(): { dir: string; db: string; data: string; runId: numbe
   const dir = mkdtempSync(join(tmpdir(), 'srpo-resume-data-'));
   const data = join(dir, 'sums.jsonl');
   writeFileSync(data, ORIGINAL);
-  const config = resolveRunConfig(mergeConfig(presetInput('math-quick'), { tasks: { train: [{ dataset: data }], eval: [{ dataset: data, name: 'sums', limit: 3 }] } }));
+  const config = resolveRunConfig(
+    mergeConfig(presetInput('math-quick'), { tasks: { train: [{ dataset: data }], eval: [{ dataset: data, name: 'sums', limit: 3 }] } }),
+  );
   const db = join(dir, 'lab.db');
   const store = LabStore.open(db);
   const runId = createRun(store, { config, preset: 'math-quick' });

@@ -48,7 +48,23 @@ async function cli(argv: string[]): Promise<{ code: number; out: string }> {
 
 describe('srpo-lab suite', () => {
   it('builds the spec from presets, seeds, --vary and --set', () => {
-    const args = parseArgs(['suite', 'run', '--preset', 'math-srpo,math-drmas', '--seeds', '1,2', '--vary', 'objective.setNorm=mean,none', '--set', 'steps=2', '--baseline', 'math-drmas objective.setNorm=mean'], { options: SUITE_OPTIONS, flags: [] });
+    const args = parseArgs(
+      [
+        'suite',
+        'run',
+        '--preset',
+        'math-srpo,math-drmas',
+        '--seeds',
+        '1,2',
+        '--vary',
+        'objective.setNorm=mean,none',
+        '--set',
+        'steps=2',
+        '--baseline',
+        'math-drmas objective.setNorm=mean',
+      ],
+      { options: SUITE_OPTIONS, flags: [] },
+    );
     expect(suiteSpecFromArgs(args)).toEqual({
       rows: [{ preset: 'math-srpo' }, { preset: 'math-drmas' }],
       seeds: [1, 2],

@@ -60,16 +60,46 @@ describe('srpo-lab run commands', () => {
     writeFileSync(tinyFile, JSON.stringify({ ...TINY, policies: { init: null } }));
     // The model shape comes in through --set as JSON, the rest from the file.
     trained = await cli([
-      'train', '--preset', 'math-quick', '--config', tinyFile, '--db', db,
-      '--set', 'steps=3', '--set', 'checkpointEvery=1', '--set', `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`,
+      'train',
+      '--preset',
+      'math-quick',
+      '--config',
+      tinyFile,
+      '--db',
+      db,
+      '--set',
+      'steps=3',
+      '--set',
+      'checkpointEvery=1',
+      '--set',
+      `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`,
     ]);
     let pressed = false;
-    interrupted = await cli(['train', '--preset', 'math-quick', '--config', tinyFile, '--db', db, '--set', 'steps=4', '--set', 'seed=7', '--set', 'checkpointEvery=1', '--set', `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`], (line, interrupt) => {
-      if (!pressed && /^step 1\/4/.test(line)) {
-        pressed = true;
-        interrupt(); // Ctrl-C
-      }
-    });
+    interrupted = await cli(
+      [
+        'train',
+        '--preset',
+        'math-quick',
+        '--config',
+        tinyFile,
+        '--db',
+        db,
+        '--set',
+        'steps=4',
+        '--set',
+        'seed=7',
+        '--set',
+        'checkpointEvery=1',
+        '--set',
+        `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`,
+      ],
+      (line, interrupt) => {
+        if (!pressed && /^step 1\/4/.test(line)) {
+          pressed = true;
+          interrupt(); // Ctrl-C
+        }
+      },
+    );
     resumed = await cli(['resume', '2', '--db', db]);
   }, 120_000);
 
@@ -93,7 +123,11 @@ describe('srpo-lab run commands', () => {
   it('Ctrl-C stops the engine cleanly and says how to resume; resume finishes the run', () => {
     expect(interrupted.code).toBe(0);
     expect(interrupted.out).toMatch(/stopping: the engine finishes or abandons the step in progress/);
-    expect(interrupted.out).toMatch(new RegExp(`run 2 stopped \\(\\d steps committed\\); resume with: npm run lab -- resume 2 --db ${db.replace(/[.]/g, '\\.')} \\(from the checkpoint of step \\d\\)`));
+    expect(interrupted.out).toMatch(
+      new RegExp(
+        `run 2 stopped \\(\\d steps committed\\); resume with: npm run lab -- resume 2 --db ${db.replace(/[.]/g, '\\.')} \\(from the checkpoint of step \\d\\)`,
+      ),
+    );
     expect(resumed.code).toBe(0);
     expect(resumed.out).toMatch(/^resuming run 2 "math-quick-s7" \(stopped\) from the checkpoint of step \d/);
     expect(resumed.out).toMatch(/engine ready: backend wasm, resuming at step \d/);
@@ -132,7 +166,10 @@ describe('srpo-lab run commands', () => {
     expect(r.err).toBe('');
     expect(r.out).toMatch(/^run 1, checkpoint of step 1 .*2 queries x n 2/);
     const store = LabStore.open(db);
-    const recorded = store.evaluations(1).filter((e) => e.step === 2).map((e) => ({ ...e, step: 1 }));
+    const recorded = store
+      .evaluations(1)
+      .filter((e) => e.step === 2)
+      .map((e) => ({ ...e, step: 1 }));
     store.close();
     for (const line of evaluationTable(recorded).slice(2)) expect(r.out).toContain(line);
     const missing = await cli(['eval', '1', '--checkpoint', '9', '--db', db]);
@@ -179,7 +216,7 @@ describe('srpo-lab run commands', () => {
     store.close();
   });
 
-  it('warmstart: writes a checkpoint policies.init can point at; relative paths are the user\'s', async () => {
+  it("warmstart: writes a checkpoint policies.init can point at; relative paths are the user's", async () => {
     const out = join(dir, 'warm');
     const r = await cli(['warmstart', '--preset', 'math-quick', '--out', out, '--epochs', '1', '--episodes', '3']);
     expect(r.err).toBe('');
@@ -191,7 +228,9 @@ describe('srpo-lab run commands', () => {
     const { parseArgs } = await import('../../src/cli/args');
     const parsed = parseArgs(['train', '--preset', 'math-quick', '--set', 'policies.init=runs/warm'], { options: ['preset'], flags: [] });
     expect(configFromArgs(parsed).config.policies.init).toBe(resolve('runs/warm'));
-    expect(configFromArgs(parseArgs(['train', '--preset', 'math-quick'], { options: ['preset'], flags: [] })).config.policies.init).toBe('resources/warmstart/math-tiny');
+    expect(configFromArgs(parseArgs(['train', '--preset', 'math-quick'], { options: ['preset'], flags: [] })).config.policies.init).toBe(
+      'resources/warmstart/math-tiny',
+    );
   });
 
   it('the srpo-lab executable (package bin) runs through its tsx shim', () => {

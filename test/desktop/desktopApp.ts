@@ -295,7 +295,13 @@ export async function bootDesktopApp(options: BootOptions = {}): Promise<Desktop
       const hit = pushes.find(pred);
       if (hit) return Promise.resolve(hit);
       return new Promise((ok, fail) => {
-        const timer = setTimeout(() => fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; pushes: ${JSON.stringify(pushes.filter((p) => p.type !== 'points').slice(-20))}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            fail(
+              new Error(`timed out after ${timeoutMs} ms waiting for ${what}; pushes: ${JSON.stringify(pushes.filter((p) => p.type !== 'points').slice(-20))}`),
+            ),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: (p) => (clearTimeout(timer), ok(p)) });
       });
     },
@@ -306,7 +312,10 @@ export async function bootDesktopApp(options: BootOptions = {}): Promise<Desktop
     async quitted(timeoutMs = 30_000): Promise<void> {
       let timer: NodeJS.Timeout | undefined;
       try {
-        await Promise.race([electron.app.exited, new Promise((_, fail) => (timer = setTimeout(() => fail(new Error(`the app did not quit within ${timeoutMs} ms`)), timeoutMs)))]);
+        await Promise.race([
+          electron.app.exited,
+          new Promise((_, fail) => (timer = setTimeout(() => fail(new Error(`the app did not quit within ${timeoutMs} ms`)), timeoutMs))),
+        ]);
       } finally {
         clearTimeout(timer);
       }

@@ -56,7 +56,24 @@ function newEvent(extra: Record<string, unknown> = {}): StandInEvent {
 /** Electron's IPC copies with the structured clone algorithm: functions and class identity do not cross. */
 const ipcClone = <T>(value: T): T => structuredClone(value);
 
-const PATH_NAMES = ['home', 'appData', 'userData', 'sessionData', 'temp', 'exe', 'module', 'desktop', 'documents', 'downloads', 'music', 'pictures', 'videos', 'recent', 'logs', 'crashDumps'] as const;
+const PATH_NAMES = [
+  'home',
+  'appData',
+  'userData',
+  'sessionData',
+  'temp',
+  'exe',
+  'module',
+  'desktop',
+  'documents',
+  'downloads',
+  'music',
+  'pictures',
+  'videos',
+  'recent',
+  'logs',
+  'crashDumps',
+] as const;
 
 /** The main process's `app`. */
 export class StandInApp extends EventEmitter {

@@ -21,13 +21,21 @@ const TINY = {
 
 type Progress = Extract<LabPush, { type: 'progress' }>;
 type Status = Extract<LabPush, { type: 'status' }>;
-const isProgress = (runId: number, minStep = 0) => (p: LabPush): p is Progress => p.type === 'progress' && p.runId === runId && p.step >= minStep;
+const isProgress =
+  (runId: number, minStep = 0) =>
+  (p: LabPush): p is Progress =>
+    p.type === 'progress' && p.runId === runId && p.step >= minStep;
 /** A status push of the run; with `since`, only one received after that many pushes. */
-const isStatus = (runId: number, status: string, since?: { pushes: LabPush[]; count: number }) => (p: LabPush): p is Status =>
-  p.type === 'status' && p.runId === runId && p.status === status && (!since || since.pushes.indexOf(p) >= since.count);
+const isStatus =
+  (runId: number, status: string, since?: { pushes: LabPush[]; count: number }) =>
+  (p: LabPush): p is Status =>
+    p.type === 'status' && p.runId === runId && p.status === status && (!since || since.pushes.indexOf(p) >= since.count);
 
 /** The status push that ends a run (whichever end it is), so a failure shows at once with its reason. */
-const isEnd = (runId: number) => (p: LabPush): p is Status => p.type === 'status' && p.runId === runId && ['completed', 'stopped', 'failed', 'interrupted'].includes(p.status);
+const isEnd =
+  (runId: number) =>
+  (p: LabPush): p is Status =>
+    p.type === 'status' && p.runId === runId && ['completed', 'stopped', 'failed', 'interrupted'].includes(p.status);
 
 /** Waits for a step of the run at or after `minStep`; an end of the run before it fails at once with its reason. */
 async function stepOrEnd(app: DesktopApp, runId: number, minStep = 0, timeoutMs = 120_000): Promise<Progress> {
@@ -140,7 +148,9 @@ describe('runs in the desktop app: utility-process engines (built bundles, stand
     expect((await app.call<RunDetail>('getRun', { runId })).active).toBe(false);
     const since = app.pushes.length;
     await app.call('resumeRun', { runId });
-    expect(await app.waitForPush('the resumed run to end', (p) => isEnd(runId)(p) && app.pushes.indexOf(p) >= since, 120_000)).toMatchObject({ status: 'completed' });
+    expect(await app.waitForPush('the resumed run to end', (p) => isEnd(runId)(p) && app.pushes.indexOf(p) >= since, 120_000)).toMatchObject({
+      status: 'completed',
+    });
   }, 200_000);
 });
 
@@ -149,7 +159,11 @@ describe('quitting the desktop app with a run in progress', () => {
     const first = await bootDesktopApp();
     let runId: number;
     try {
-      ({ runId } = await first.call<{ runId: number }>('createRun', { preset: 'math-quick', config: { ...TINY, steps: 6, checkpointEvery: 0, name: 'quit-mid-run' }, start: true }));
+      ({ runId } = await first.call<{ runId: number }>('createRun', {
+        preset: 'math-quick',
+        config: { ...TINY, steps: 6, checkpointEvery: 0, name: 'quit-mid-run' },
+        start: true,
+      }));
       await stepOrEnd(first, runId);
       // The user closes the only window (Linux): window-all-closed -> app.quit() -> before-quit.
       first.window.close();

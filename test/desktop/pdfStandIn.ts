@@ -22,9 +22,7 @@ export function chromiumPrinter(executablePath = CHROMIUM_PATH): PdfRenderer {
   let browser: Promise<import('playwright-core').Browser> | null = null;
   const print = async (url: string, { javaScriptEnabled, pdf }: { javaScriptEnabled: boolean; pdf: PrintToPDFOptions }): Promise<Uint8Array> => {
     if (!existsSync(executablePath)) throw new Error(`printToPDF: no Chromium at ${executablePath}`);
-    browser ??= import('playwright-core').then((pw) =>
-      pw.chromium.launch({ executablePath, args: CHROMIUM_ARGS }),
-    );
+    browser ??= import('playwright-core').then((pw) => pw.chromium.launch({ executablePath, args: CHROMIUM_ARGS }));
     const context = await (await browser).newContext({ javaScriptEnabled });
     try {
       const page = await context.newPage();

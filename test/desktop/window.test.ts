@@ -200,28 +200,32 @@ describe('the desktop window, its IPC and its preload (built bundles, stand-in E
     expect(app.electron.openedExternally).toEqual(allowed);
   });
 
-  it.skipIf(!hasChromium)('prints a PDF report with headless Chromium, in a hidden window without scripts', async () => {
-    const { runId } = await app.call<{ runId: number }>('createRun', { preset: 'math-quick', config: { name: 'printed-run' } });
-    const windowsBefore = app.electron.windows.length;
-    const file = await app.call<ReportFile>('exportReport', { runIds: [runId], format: 'pdf' });
-    expect(file.encoding).toBe('base64');
-    expect(file.filename).toMatch(/\.pdf$/);
-    const bytes = Buffer.from(file.content, 'base64');
-    expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
-    expect(bytes.length).toBeGreaterThan(2000);
-    expect(bytes.toString('latin1')).toMatch(/\/Type\s*\/Page\b/);
-    const printers = app.electron.windows.slice(windowsBefore);
-    expect(printers).toHaveLength(1);
-    const printer = printers[0];
-    expect(printer.options.show).toBe(false);
-    expect(printer.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, javascript: false });
-    expect(printer.options.webPreferences?.preload).toBeUndefined();
-    expect(printer.isDestroyed()).toBe(true);
-    expect(printer.loads).toHaveLength(1);
-    expect(decodeURIComponent(printer.loads[0].target)).toContain('printed-run');
-    // Closing the hidden window did not count as the last window closing.
-    expect(app.electron.app.quitCalls).toBe(0);
-  }, 120_000);
+  it.skipIf(!hasChromium)(
+    'prints a PDF report with headless Chromium, in a hidden window without scripts',
+    async () => {
+      const { runId } = await app.call<{ runId: number }>('createRun', { preset: 'math-quick', config: { name: 'printed-run' } });
+      const windowsBefore = app.electron.windows.length;
+      const file = await app.call<ReportFile>('exportReport', { runIds: [runId], format: 'pdf' });
+      expect(file.encoding).toBe('base64');
+      expect(file.filename).toMatch(/\.pdf$/);
+      const bytes = Buffer.from(file.content, 'base64');
+      expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+      expect(bytes.length).toBeGreaterThan(2000);
+      expect(bytes.toString('latin1')).toMatch(/\/Type\s*\/Page\b/);
+      const printers = app.electron.windows.slice(windowsBefore);
+      expect(printers).toHaveLength(1);
+      const printer = printers[0];
+      expect(printer.options.show).toBe(false);
+      expect(printer.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, javascript: false });
+      expect(printer.options.webPreferences?.preload).toBeUndefined();
+      expect(printer.isDestroyed()).toBe(true);
+      expect(printer.loads).toHaveLength(1);
+      expect(decodeURIComponent(printer.loads[0].target)).toContain('printed-run');
+      // Closing the hidden window did not count as the last window closing.
+      expect(app.electron.app.quitCalls).toBe(0);
+    },
+    120_000,
+  );
 });
 
 describe('the desktop app at start-up and across windows', () => {

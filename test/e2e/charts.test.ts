@@ -38,7 +38,19 @@ const STEPS = 8;
 /** Metric keys of the synthetic runs besides the dashboard's own (the search has something to find). */
 const EXTRA_KEYS = Array.from({ length: 60 }, (_, i) => `time/phase_${String(i).padStart(2, '0')}`);
 
-const evaluation = (avg: number): EvaluationRecord => ({ benchmark: 'arith-chain', n: 4, queries: 40, avgAtN: avg, passAtN: Math.min(1, avg + 0.2), tokensPerQuery: 30, callsPerQuery: 1, toolCallsPerQuery: 0, successesPerMTok: 1, latencyP50Ms: 5, latencyP95Ms: 9 });
+const evaluation = (avg: number): EvaluationRecord => ({
+  benchmark: 'arith-chain',
+  n: 4,
+  queries: 40,
+  avgAtN: avg,
+  passAtN: Math.min(1, avg + 0.2),
+  tokensPerQuery: 30,
+  callsPerQuery: 1,
+  toolCallsPerQuery: 0,
+  successesPerMTok: 1,
+  latencyP50Ms: 5,
+  latencyP95Ms: 9,
+});
 
 describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode, synthetic runs)', () => {
   let service: LabService;
@@ -60,7 +72,14 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
    */
   function writeRun(name: string, seed: number, evals: Record<number, number>, stoppedAt = STEPS, queries = 40): number {
     const store = service.store;
-    const runId = store.createRun({ name, config: resolveRunConfig({ steps: STEPS, seed, eval: { every: 4, n: 4, queries } }), seed, workflow: 'math', algorithm: 'srpo', status: stoppedAt < STEPS ? 'stopped' : 'completed' });
+    const runId = store.createRun({
+      name,
+      config: resolveRunConfig({ steps: STEPS, seed, eval: { every: 4, n: 4, queries } }),
+      seed,
+      workflow: 'math',
+      algorithm: 'srpo',
+      status: stoppedAt < STEPS ? 'stopped' : 'completed',
+    });
     for (let step = 0; step <= Math.min(stoppedAt, STEPS); step++) {
       const metrics: Record<string, number> = {};
       if (step < Math.min(stoppedAt, STEPS)) {
@@ -264,10 +283,14 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     await print.emulateMedia({ media: 'print' });
     await print.screenshot({ path: join(ART, 'report-print.png'), fullPage: true });
     // Run names on one line in the runs table (as printed).
-    const heights = await print.$$eval('.nowrap table tbody tr', (trs) => trs.map((tr) => (tr as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
+    const heights = await print.$$eval('.nowrap table tbody tr', (trs) =>
+      trs.map((tr) => (tr as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height),
+    );
     expect(Math.max(...heights)).toBeLessThan(24);
     // ... and the tables still fit the page.
-    const widths = await print.$$eval('.nowrap table', (ts) => ts.map((t) => (t as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width));
+    const widths = await print.$$eval('.nowrap table', (ts) =>
+      ts.map((t) => (t as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width),
+    );
     for (const w of widths) expect(w).toBeLessThanOrEqual(718);
     await print.close();
   }, 60_000);

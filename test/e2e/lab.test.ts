@@ -131,7 +131,9 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     await service.call('createRun', { preset: 'math-quick', config: { ...TINY_CONFIG, seed: 2 }, start: true });
     await page.waitForSelector('.dashboard [data-chart="reward/mean"]');
     const points = async () => Number(((await page.textContent('[data-chart="reward/mean"] .head small')) ?? '0').split(' ')[0]);
-    await page.waitForFunction(() => Number(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.split(' ')[0]) >= 1, null, { timeout: 60_000 });
+    await page.waitForFunction(() => Number(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.split(' ')[0]) >= 1, null, {
+      timeout: 60_000,
+    });
     const early = await points();
     await page.waitForFunction(() => document.querySelector('.run-status')?.textContent === 'completed', null, { timeout: 90_000 });
     const late = await points();
@@ -191,7 +193,9 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     for (let i = 0; i < 30 && (await ratioTokens()) === 0; i++) {
       const before = await key();
       await page.keyboard.press('j');
-      await page.waitForFunction((k) => document.querySelector('.trace-event .event-key')?.textContent !== k, before, { timeout: 5_000 }).catch(() => undefined);
+      await page
+        .waitForFunction((k) => document.querySelector('.trace-event .event-key')?.textContent !== k, before, { timeout: 5_000 })
+        .catch(() => undefined);
     }
     expect(await ratioTokens()).toBeGreaterThan(0);
     const tok = page.locator('.trace-event .tok[data-log-ratio]').first();
@@ -206,7 +210,11 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     // From a curve point: the dashboard's pick opens ?step=N, which filters to that step.
     await go('#/runs/1/trace?step=2');
     await page.waitForFunction(() => (document.querySelector('input[name="fromStep"]') as HTMLInputElement | null)?.value === '2');
-    await page.waitForFunction(() => [...document.querySelectorAll('tr[data-event] td:first-child')].every((td) => td.textContent === '2') && document.querySelectorAll('tr[data-event]').length > 0);
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('tr[data-event] td:first-child')].every((td) => td.textContent === '2') &&
+        document.querySelectorAll('tr[data-event]').length > 0,
+    );
     await page.selectOption('select[name="kind"]', 'solve');
     await page.click('.filters .apply');
     await page.waitForFunction(() => [...document.querySelectorAll('tr[data-event] td:nth-child(3)')].every((td) => td.textContent === 'solve'));
@@ -229,12 +237,17 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     await go(`#/compare?runs=1,${runId}`);
     await page.waitForSelector('[data-chart="reward/mean"] .head small');
     // Both lines' point counts, "<run 1> / <new run>" (the new run has none yet).
-    const counts = () => page.evaluate(() => (document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? '').split(' pts')[0].split(' / ').map(Number));
+    const counts = () =>
+      page.evaluate(() => (document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? '').split(' pts')[0].split(' / ').map(Number));
     await page.waitForFunction(() => /^4 \/ 0 pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''));
     await service.call('startRun', { runId });
-    await page.waitForFunction(() => /^4 \/ [1-3] pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, { timeout: 90_000 });
+    await page.waitForFunction(() => /^4 \/ [1-3] pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, {
+      timeout: 90_000,
+    });
     const mid = await counts();
-    await page.waitForFunction(() => /^4 \/ 4 pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, { timeout: 90_000 });
+    await page.waitForFunction(() => /^4 \/ 4 pts/.test(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent ?? ''), null, {
+      timeout: 90_000,
+    });
     expect(mid[1]).toBeGreaterThan(0);
     expect(mid[1]).toBeLessThan(4);
     expect(await page.locator('[data-chart="reward/mean"] canvas').count()).toBe(1);
@@ -244,10 +257,18 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
   it('Dashboard zoom: a zoomed window of a long run is fetched again at full detail', async () => {
     // A synthetic run of 20,000 steps: the overview has one min/max pair per pixel column.
     const store = service.store;
-    const runId = store.createRun({ name: 'zoom-e2e', config: resolveRunConfig({ steps: 20_000 }), seed: 1, workflow: 'math', algorithm: 'srpo', status: 'completed' });
+    const runId = store.createRun({
+      name: 'zoom-e2e',
+      config: resolveRunConfig({ steps: 20_000 }),
+      seed: 1,
+      workflow: 'math',
+      algorithm: 'srpo',
+      status: 'completed',
+    });
     const insert = store.db.raw.prepare('INSERT INTO metrics (run_id, key, step, value, wall_time) VALUES (?, ?, ?, ?, ?)');
     store.db.raw.transaction(() => {
-      for (let step = 0; step < 20_000; step++) insert.run(runId, 'reward/mean', step, Math.sin(step / 300) + (step === 12_345 ? 5 : 0), 1_700_000_000_000 + step * 1000);
+      for (let step = 0; step < 20_000; step++)
+        insert.run(runId, 'reward/mean', step, Math.sin(step / 300) + (step === 12_345 ? 5 : 0), 1_700_000_000_000 + step * 1000);
       store.db.raw.prepare('UPDATE runs SET last_step = ? WHERE id = ?').run(19_999, runId);
     })();
     await go(`#/runs/${runId}`);

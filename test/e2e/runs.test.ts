@@ -90,7 +90,11 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
 
     await field('policies.modelOverrides.nHeads').fill('4');
     await field('seed').fill('abc');
-    await page.waitForFunction(() => !document.querySelector('.field[data-path="policies.modelOverrides.nHeads"] .field-error') && !!document.querySelector('.field[data-path="seed"] .field-error'));
+    await page.waitForFunction(
+      () =>
+        !document.querySelector('.field[data-path="policies.modelOverrides.nHeads"] .field-error') &&
+        !!document.querySelector('.field[data-path="seed"] .field-error'),
+    );
     await page.waitForTimeout(400); // the lab's answer (debounced) must not add a second message
     expect(await fieldErrors('seed')).toEqual(['must be a whole number']);
     expect((await page.textContent('.form-errors'))?.trim()).toMatch(/^1 field to fix/);
@@ -126,12 +130,18 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
   it('Stop mid-run: "stopping…" until acknowledged; Resume says it redoes nothing and keeps every committed step', async () => {
     const { runId } = await service.call('createRun', { preset: 'math-quick', config: TINY, start: true });
     await go(`#/runs/${runId}`);
-    await page.waitForFunction(() => Number(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.split(' ')[0]) >= 2, null, { timeout: 90_000 });
+    await page.waitForFunction(() => Number(document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.split(' ')[0]) >= 2, null, {
+      timeout: 90_000,
+    });
     // Record every status text the header shows from here on.
     await page.evaluate(() => {
       window.__statusSeen = [];
       const el = document.querySelector('.run-status');
-      new MutationObserver(() => window.__statusSeen.push(document.querySelector('.run-status')?.textContent ?? '')).observe(el, { subtree: true, childList: true, characterData: true });
+      new MutationObserver(() => window.__statusSeen.push(document.querySelector('.run-status')?.textContent ?? '')).observe(el, {
+        subtree: true,
+        childList: true,
+        characterData: true,
+      });
     });
     await page.click('.dashboard .stop');
     await page.waitForFunction(() => document.querySelector('.run-status')?.textContent === 'stopped', null, { timeout: 60_000 });
@@ -155,19 +165,42 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
     await page.click('.dashboard .resume');
     await page.waitForSelector('[role="dialog"]');
     const plan = (await page.textContent('[role="dialog"] p')) ?? '';
-    expect(plan).toContain(`Resume continues at step ${kept.length} from the checkpoint after ${kept.length} updates (step ${kept.length - 1}); nothing committed is redone.`);
+    expect(plan).toContain(
+      `Resume continues at step ${kept.length} from the checkpoint after ${kept.length} updates (step ${kept.length - 1}); nothing committed is redone.`,
+    );
     await page.click('[role="dialog"] .confirm');
     await page.waitForFunction(() => document.querySelector('.run-status')?.textContent === 'completed', null, { timeout: 120_000 });
     expect(service.store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(service.store.metricSeries(runId, 'time/step').filter((p) => p.step < kept.length).map((p) => [p.step, p.value])).toEqual(keptTimes);
-    await page.waitForFunction(() => document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.startsWith('8 '), null, { timeout: 30_000 });
+    expect(
+      service.store
+        .metricSeries(runId, 'time/step')
+        .filter((p) => p.step < kept.length)
+        .map((p) => [p.step, p.value]),
+    ).toEqual(keptTimes);
+    await page.waitForFunction(() => document.querySelector('[data-chart="reward/mean"] .head small')?.textContent?.startsWith('8 '), null, {
+      timeout: 30_000,
+    });
     await page.screenshot({ path: join(ART, 'runs-resumed.png'), fullPage: true });
   }, 300_000);
 
-  it('Clone and edit opens New run with the run\'s config; a run failed on its config offers no Resume', async () => {
-    const bad = service.store.createRun({ name: 'bad-heads', config: resolveRunConfig({ steps: 3, policies: { modelOverrides: { dModel: 64, nHeads: 3 } } }), seed: 1, workflow: 'math', algorithm: 'srpo', status: 'failed' });
+  it("Clone and edit opens New run with the run's config; a run failed on its config offers no Resume", async () => {
+    const bad = service.store.createRun({
+      name: 'bad-heads',
+      config: resolveRunConfig({ steps: 3, policies: { modelOverrides: { dModel: 64, nHeads: 3 } } }),
+      seed: 1,
+      workflow: 'math',
+      algorithm: 'srpo',
+      status: 'failed',
+    });
     service.store.updateRun(bad, { error: 'model config: field "nHeads" = 3: nHeads (3) must divide dModel (64)' });
-    const broken = service.store.createRun({ name: 'disk-full', config: resolveRunConfig({ steps: 3 }), seed: 1, workflow: 'math', algorithm: 'srpo', status: 'failed' });
+    const broken = service.store.createRun({
+      name: 'disk-full',
+      config: resolveRunConfig({ steps: 3 }),
+      seed: 1,
+      workflow: 'math',
+      algorithm: 'srpo',
+      status: 'failed',
+    });
     service.store.updateRun(broken, { error: 'ENOSPC: no space left on device' });
     await go('#/runs');
     await page.reload();
@@ -184,7 +217,9 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
     expect(await field('policies.modelOverrides.dModel').inputValue()).toBe('32');
     expect(await field('checkpointEvery').inputValue()).toBe('10');
     expect(await field('name').inputValue()).toBe('');
-    await page.waitForFunction(() => !document.querySelector('.field-error') && (document.querySelector('.side')?.textContent ?? '').includes('The config is valid'));
+    await page.waitForFunction(
+      () => !document.querySelector('.field-error') && (document.querySelector('.side')?.textContent ?? '').includes('The config is valid'),
+    );
     expect(problems).toEqual([]);
   }, 60_000);
 });

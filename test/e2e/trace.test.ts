@@ -142,7 +142,11 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
   });
 
   it('a run stopped after a few updates reads the same done/8 everywhere; the dashboard counts committed updates live', async () => {
-    const { runId } = await service.call('createRun', { preset: 'math-quick', config: { ...TINY, steps: 8, seed: 5, eval: { every: 0, n: 2, queries: 2 } }, start: true });
+    const { runId } = await service.call('createRun', {
+      preset: 'math-quick',
+      config: { ...TINY, steps: 8, seed: 5, eval: { every: 0, n: 2, queries: 2 } },
+      start: true,
+    });
     await go(`#/runs/${runId}`);
     // The first committed update reads 1/8 (not 0/8: no lag).
     await page.waitForFunction(() => document.querySelector('.step-progress')?.textContent === 'step 1/8', null, { timeout: 90_000 });
@@ -164,7 +168,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     expect(md).toMatch(new RegExp(`\\|\\s*${text}\\s*\\|`));
   }, 150_000);
 
-  it('the event card works its numbers out: set log-ratio from the members, clip rule for the sign, the group\'s rewards', async () => {
+  it("the event card works its numbers out: set log-ratio from the members, clip rule for the sign, the group's rewards", async () => {
     const objective = (await service.call('getRun', { runId: done })).config.objective as { clipLow: number; clipHigh: number };
     // An event with a ratio and a non-zero advantage (an update reached it, its group's rewards differ).
     const events = await allEvents(done, { complete: true, split: 'train' }); // the view's default split
@@ -282,7 +286,14 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
 
   it('a revision member is labelled "reviser (solver)"', async () => {
     const store = service.store;
-    const runId = store.createRun({ name: 'revise-e2e', config: resolveRunConfig({ steps: 1 }), seed: 1, workflow: 'math', algorithm: 'srpo', status: 'completed' });
+    const runId = store.createRun({
+      name: 'revise-e2e',
+      config: resolveRunConfig({ steps: 1 }),
+      seed: 1,
+      workflow: 'math',
+      algorithm: 'srpo',
+      status: 'completed',
+    });
     const rec = { ...makeStep(0), checkpoint: undefined };
     const ev = rec.episodes[0].events[1];
     ev.kind = 'revise';
@@ -299,7 +310,11 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
   });
 
   it('the list grows live while the run trains', async () => {
-    const { runId } = await service.call('createRun', { preset: 'math-quick', config: { ...TINY, steps: 3, seed: 9, eval: { every: 0, n: 2, queries: 2 } }, start: false });
+    const { runId } = await service.call('createRun', {
+      preset: 'math-quick',
+      config: { ...TINY, steps: 3, seed: 9, eval: { every: 0, n: 2, queries: 2 } },
+      start: false,
+    });
     await go(`#/runs/${runId}/trace`);
     await page.waitForSelector('.list .count');
     expect(await page.locator('tr[data-event]').count()).toBe(0);
@@ -307,11 +322,15 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await page.waitForSelector('.trace-viewer .live', { timeout: 30_000 });
     await page.waitForFunction(() => document.querySelectorAll('tr[data-event]').length > 0, null, { timeout: 90_000 });
     const steps = async () => new Set(await page.$$eval('tr[data-event] td:first-child', (tds) => tds.map((td) => td.textContent)));
-    await page.waitForFunction(() => new Set([...document.querySelectorAll('tr[data-event] td:first-child')].map((td) => td.textContent)).size >= 2, null, { timeout: 90_000 });
+    await page.waitForFunction(() => new Set([...document.querySelectorAll('tr[data-event] td:first-child')].map((td) => td.textContent)).size >= 2, null, {
+      timeout: 90_000,
+    });
     expect((await steps()).size).toBeGreaterThanOrEqual(2);
     await waitRun(runId, (r) => r.status === 'completed', 'completed');
     const total = (await allEvents(runId)).length;
-    await page.waitForFunction((n) => Number((document.querySelector('.list .count')?.textContent ?? '').trim().split(' ')[0]) === n, total, { timeout: 30_000 });
+    await page.waitForFunction((n) => Number((document.querySelector('.list .count')?.textContent ?? '').trim().split(' ')[0]) === n, total, {
+      timeout: 30_000,
+    });
   }, 150_000);
 
   it('a token-less or wrong-token address gets a page saying what to open', async () => {
@@ -344,13 +363,16 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     server = await startLabServer({ service, port, token });
     // The page also reconnects on its own (backoff up to 10 s), so Retry may find the banner
     // already gone: click it if it is still there, then require the banner to go either way.
-    await page.locator('.connection-banner .retry').click({ timeout: 5_000 }).catch(() => undefined);
+    await page
+      .locator('.connection-banner .retry')
+      .click({ timeout: 5_000 })
+      .catch(() => undefined);
     await page.waitForSelector('.connection-banner', { state: 'detached', timeout: 20_000 });
     await page.waitForFunction(() => document.querySelector('.new-run .side')?.textContent?.includes('The config is valid.'), null, { timeout: 20_000 });
     expect(await page.isDisabled('.start-run')).toBe(false);
   }, 60_000);
 
-  it('a server restarted with another token: the banner says the page\'s token was refused; the right server clears it', async () => {
+  it("a server restarted with another token: the banner says the page's token was refused; the right server clears it", async () => {
     await go('#/runs');
     await page.waitForSelector('.runs-view');
     const { port, token } = server;
@@ -365,7 +387,10 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     server = await startLabServer({ service, port, token });
     // The page also reconnects on its own (backoff up to 10 s), so Retry may find the banner
     // already gone: click it if it is still there, then require the banner to go either way.
-    await page.locator('.connection-banner .retry').click({ timeout: 5_000 }).catch(() => undefined);
+    await page
+      .locator('.connection-banner .retry')
+      .click({ timeout: 5_000 })
+      .catch(() => undefined);
     await page.waitForSelector('.connection-banner', { state: 'detached', timeout: 20_000 });
   }, 60_000);
 

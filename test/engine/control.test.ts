@@ -68,7 +68,12 @@ describe('engine control', () => {
     expect(again.messages.some((m) => m.type === 'log' && m.line.includes(`resuming from the checkpoint of step ${last}`))).toBe(true);
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5]);
     // The steps before the stop were kept, not recomputed.
-    expect(store.metricSeries(runId, 'time/step').filter((p) => p.step <= last).map((p) => [p.step, p.value])).toEqual(wallTimes);
+    expect(
+      store
+        .metricSeries(runId, 'time/step')
+        .filter((p) => p.step <= last)
+        .map((p) => [p.step, p.value]),
+    ).toEqual(wallTimes);
     expect(duplicatedSteps(store, runId)).toEqual([]);
     expect(integrityCheck(store)).toBe('ok');
     store.close();

@@ -23,7 +23,11 @@ describe('corpus index progress in the engine', () => {
     const { dbPath, store } = tempLab();
     const corpus = join(dirname(dbPath), 'wiki.jsonl');
     const n = 120_000; // the build reports every 100k passages: one mid-build report, then the last
-    writeFileSync(corpus, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `w${i}`, contents: `"Entity ${i}"\nEntity ${i} is near entity ${(i * 7) % n}.` })).join('\n') + '\n');
+    writeFileSync(
+      corpus,
+      Array.from({ length: n }, (_, i) => JSON.stringify({ id: `w${i}`, contents: `"Entity ${i}"\nEntity ${i} is near entity ${(i * 7) % n}.` })).join('\n') +
+        '\n',
+    );
     const config = presetConfig('search-quick', {
       steps: 2,
       policies: { init: null, modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 512 } },

@@ -42,17 +42,26 @@ export function startRecorded(store: LabStore, dbPath: string, runId: number, mo
     launcher: new NodeForkLauncher({ stdio: 'pipe' }),
     onMessage: (m) => {
       messages.push(m);
-      for (const w of [...waiters]) if (w.pred(m)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(m);
-      }
+      for (const w of [...waiters])
+        if (w.pred(m)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(m);
+        }
     },
   });
   const waitFor = (pred: (m: EngineMessage) => boolean, what: string, timeoutMs = 45_000): Promise<EngineMessage> => {
     const seen = messages.find(pred);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; messages: ${JSON.stringify(messages.map((m) => m.type === 'step' ? `step ${m.step}` : m))}; stderr: ${(active.engine as unknown as { stderrTail(): string }).stderrTail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `timed out waiting for ${what}; messages: ${JSON.stringify(messages.map((m) => (m.type === 'step' ? `step ${m.step}` : m)))}; stderr: ${(active.engine as unknown as { stderrTail(): string }).stderrTail()}`,
+            ),
+          ),
+        timeoutMs,
+      );
       waiters.push({ pred, resolve: (m) => (clearTimeout(timer), resolve(m)) });
       void active.done.then(() => {
         // The engine is gone: a message that never came will not come.
@@ -67,7 +76,10 @@ export function newRun(store: LabStore, config: RunConfig): number {
   return createRun(store, { config, preset: 'math-quick' });
 }
 
-export const isStep = (n: number) => (m: EngineMessage): boolean => m.type === 'step' && m.step >= n;
+export const isStep =
+  (n: number) =>
+  (m: EngineMessage): boolean =>
+    m.type === 'step' && m.step >= n;
 
 /** Steps with a metric row recorded more than once (must be none). */
 export function duplicatedSteps(store: LabStore, runId: number): number[] {

@@ -70,7 +70,10 @@ describe('SRPO runs on a Hugging Face model (tiny Qwen3, LoRA)', () => {
     // Not vacuous: mixed K gives nonzero advantages, so the adapters were really trained.
     expect(Math.max(...store.metricSeries(cleanId, 'grad/norm').map((p) => p.value ?? 0))).toBeGreaterThan(0);
     for (const key of keys) {
-      expect(store.metricSeries(runId, key).map((p) => [p.step, p.value]), key).toEqual(store.metricSeries(cleanId, key).map((p) => [p.step, p.value]));
+      expect(
+        store.metricSeries(runId, key).map((p) => [p.step, p.value]),
+        key,
+      ).toEqual(store.metricSeries(cleanId, key).map((p) => [p.step, p.value]));
     }
     // The checkpoints are peft adapters of the one shared policy.
     const last = store.checkpoints(runId).at(-1)!;
@@ -78,7 +81,11 @@ describe('SRPO runs on a Hugging Face model (tiny Qwen3, LoRA)', () => {
     store.close();
   }, 600_000);
 
-  for (const [workflow, sharing] of [['search', 'per-role'], ['single', 'shared'], ['math', 'per-role']] as const) {
+  for (const [workflow, sharing] of [
+    ['search', 'per-role'],
+    ['single', 'shared'],
+    ['math', 'per-role'],
+  ] as const) {
     it(`${workflow}, ${sharing} adapters: 3 steps through the engine and the store`, async () => {
       const { dbPath, store } = tempLab();
       const w = WORKFLOWS[workflow];

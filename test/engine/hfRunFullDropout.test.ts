@@ -40,7 +40,7 @@ function weightsOf(folder: string): Map<string, Float32Array> {
 }
 
 describe('Hugging Face runs through the engine: per-role full fine-tuning, LoRA dropout', () => {
-  it('per-role full fine-tuning: 2 steps, then export-model --role writes that role\'s complete model folder', async () => {
+  it("per-role full fine-tuning: 2 steps, then export-model --role writes that role's complete model folder", async () => {
     const { dbPath, store } = tempLab();
     const runId = newRun(store, hfRunConfig(dir, { steps: 2, checkpointEvery: 2, policies: { sharing: 'per-role', adapter: null }, workflow: MIXED_MATH }));
     const end = await startRecorded(store, dbPath, runId, 'start').done;

@@ -64,16 +64,24 @@ describe('one live engine per run (leases)', () => {
 
     const forced = await cli(['resume', String(runId), '--force', '--db', dbPath]);
     expect(forced.code).toBe(1);
-    expect(forced.err).toMatch(new RegExp(`^srpo-lab resume: run ${runId} is being trained by engine pid ${run.engine.pid} on host ${hostname()} ${since}; --force does not override a live engine`));
+    expect(forced.err).toMatch(
+      new RegExp(
+        `^srpo-lab resume: run ${runId} is being trained by engine pid ${run.engine.pid} on host ${hostname()} ${since}; --force does not override a live engine`,
+      ),
+    );
     expect(forced.out).toBe(''); // refused before announcing what it would redo
 
     await run.waitFor(isStep(2), 'step 2');
     // Refreshed while the engine trains (heartbeats are throttled to one a second, so a fast
     // machine may commit steps 0-2 within one: wait for the next beat, not for a step count).
-    const beat = await until('a newer heartbeat', () => {
-      const l = getLease(store.db, runId);
-      return l && l.heartbeatAt > beat0.heartbeatAt ? l.heartbeatAt : null;
-    }, 30_000);
+    const beat = await until(
+      'a newer heartbeat',
+      () => {
+        const l = getLease(store.db, runId);
+        return l && l.heartbeatAt > beat0.heartbeatAt ? l.heartbeatAt : null;
+      },
+      30_000,
+    );
     expect(beat).toBeGreaterThan(beat0.heartbeatAt);
     expect((await run.done).status).toBe('completed');
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
@@ -89,8 +97,19 @@ describe('one live engine per run (leases)', () => {
     const tinyFile = join(dir, 'tiny.json');
     writeFileSync(tinyFile, JSON.stringify({ ...TINY, policies: { init: null } }));
     const training = cli([
-      'train', '--preset', 'math-quick', '--config', tinyFile, '--db', db,
-      '--set', 'steps=3', '--set', 'checkpointEvery=1', '--set', `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`,
+      'train',
+      '--preset',
+      'math-quick',
+      '--config',
+      tinyFile,
+      '--db',
+      db,
+      '--set',
+      'steps=3',
+      '--set',
+      'checkpointEvery=1',
+      '--set',
+      `policies.modelOverrides=${JSON.stringify(TINY.policies.modelOverrides)}`,
     ]);
     const watch = await until('the database', () => existsSync(db) && LabStore.open(db));
     await until('step 0 committed', () => watch.committedSteps(1).length > 0);
@@ -102,7 +121,9 @@ describe('one live engine per run (leases)', () => {
     try {
       const del = await rejection(service.call('deleteRun', { runId: 1 }));
       expect(del.code).toBe('conflict');
-      expect(del.message).toMatch(new RegExp(`^run 1 is being trained by engine pid ${engine.pid} on host ${hostname()} ${since}; stop it before deleting it$`));
+      expect(del.message).toMatch(
+        new RegExp(`^run 1 is being trained by engine pid ${engine.pid} on host ${hostname()} ${since}; stop it before deleting it$`),
+      );
       const resume = await rejection(service.call('resumeRun', { runId: 1, force: true }));
       expect(resume.code).toBe('conflict');
       expect(resume.message).toMatch(new RegExp(`^run 1 is being trained by engine pid ${engine.pid}`));
@@ -136,7 +157,11 @@ describe('one live engine per run (leases)', () => {
     const resumed = await cli(['resume', String(runId), '--force', '--db', dbPath]);
     expect(resumed.err).toBe('');
     expect(resumed.code).toBe(0);
-    expect(resumed.out).toMatch(new RegExp(`took over the lease of run ${runId} from a dead holder, being trained by engine pid ${gone} on host ${hostname()} ${since}: process ${gone} no longer exists on this host`));
+    expect(resumed.out).toMatch(
+      new RegExp(
+        `took over the lease of run ${runId} from a dead holder, being trained by engine pid ${gone} on host ${hostname()} ${since}: process ${gone} no longer exists on this host`,
+      ),
+    );
     expect(store.getRun(runId)!.status).toBe('completed');
     expect(store.committedSteps(runId)).toEqual([0, 1]);
     expect(getLease(store.db, runId)).toBeNull();
@@ -152,10 +177,19 @@ describe('one live engine per run (leases)', () => {
     await run.waitFor((m) => m.type === 'status' && m.status === 'paused', 'paused');
     const committed = store.committedSteps(runId);
     // Someone judged the engine dead and took the run (here: this process, alive).
-    store.db.raw.prepare("UPDATE run_leases SET holder = 'thief', kind = 'engine', pid = ?, heartbeat_at = ? WHERE run_id = ?").run(process.pid, Date.now(), runId);
+    store.db.raw
+      .prepare("UPDATE run_leases SET holder = 'thief', kind = 'engine', pid = ?, heartbeat_at = ? WHERE run_id = ?")
+      .run(process.pid, Date.now(), runId);
     const end = await run.done;
     expect(end.exitCode).toBe(1);
-    expect(run.messages.some((m) => m.type === 'log' && m.level === 'error' && m.line.startsWith(`lost the lease of run ${runId} (it is now being trained by engine pid ${process.pid} on host ${hostname()}`))).toBe(true);
+    expect(
+      run.messages.some(
+        (m) =>
+          m.type === 'log' &&
+          m.level === 'error' &&
+          m.line.startsWith(`lost the lease of run ${runId} (it is now being trained by engine pid ${process.pid} on host ${hostname()}`),
+      ),
+    ).toBe(true);
     expect(run.messages.filter((m) => m.type === 'status').map((m) => m.type === 'status' && m.status)).toEqual(['running', 'paused']);
     expect(store.getRun(runId)!.status).toBe('paused'); // left as the new holder will find it
     expect(store.committedSteps(runId)).toEqual(committed);

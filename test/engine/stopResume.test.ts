@@ -51,10 +51,14 @@ const series = (store: LabStore, runId: number, key: string) => store.metricSeri
 async function stopAtStep4(dbPath: string, runId: number, phase: 'before-update' | 'update') {
   const ctl = new StopAt(phase);
   const messages: EngineMessage[] = [];
-  const result = await runEngine({ dbPath, runId, mode: 'start' }, (m) => {
-    messages.push(m);
-    if (m.type === 'step' && m.step === 3) ctl.arm();
-  }, ctl);
+  const result = await runEngine(
+    { dbPath, runId, mode: 'start' },
+    (m) => {
+      messages.push(m);
+      if (m.type === 'step' && m.step === 3) ctl.arm();
+    },
+    ctl,
+  );
   return { result, messages, logs: messages.flatMap((m) => (m.type === 'log' ? [m.line] : [])) };
 }
 
@@ -98,7 +102,7 @@ describe('stop and resume without loss', () => {
     store.close();
   }, 240_000);
 
-  it('a stop before step 4\'s update abandons it (weights untouched), checkpoints step 3, and the resume redoes step 4 only', async () => {
+  it("a stop before step 4's update abandons it (weights untouched), checkpoints step 3, and the resume redoes step 4 only", async () => {
     const { dbPath, store } = tempLab();
     const runId = newRun(store, CONFIG);
     const twinId = newRun(store, CONFIG);

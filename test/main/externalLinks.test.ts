@@ -31,6 +31,7 @@ describe('external links allowlist', () => {
       'https://evil.example@github.com.evil.example/',
       'not a url',
       '',
-    ]) expect(isAllowedExternalLink(url), url).toBe(false);
+    ])
+      expect(isAllowedExternalLink(url), url).toBe(false);
   });
 });

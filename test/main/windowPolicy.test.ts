@@ -35,7 +35,15 @@ describe('trusted IPC sender', () => {
     const page = { devUrl: 'http://localhost:5173', rendererFile };
     expect(isTrustedSender('http://localhost:5173/#/runs', page)).toBe(true);
     expect(isTrustedSender('http://localhost:5173/index.html?x=1', page)).toBe(true);
-    for (const url of ['http://localhost:5173.evil.example/', 'http://localhost:51730/', 'http://localhost:5173@evil.example/', 'https://localhost:5173/', 'http://127.0.0.1:5173/', 'about:blank', '']) {
+    for (const url of [
+      'http://localhost:5173.evil.example/',
+      'http://localhost:51730/',
+      'http://localhost:5173@evil.example/',
+      'https://localhost:5173/',
+      'http://127.0.0.1:5173/',
+      'about:blank',
+      '',
+    ]) {
       expect(isTrustedSender(url, page), url).toBe(false);
     }
   });

@@ -7,7 +7,14 @@ import { sameLines, type ChartLine } from '../../src/renderer/src/charts/chartLi
 import type { PanelView } from '../../src/renderer/src/charts/chartPanelTypes';
 import { points, setupPanel } from './chartFakes';
 
-const view = (lines: ChartLine[], over: Partial<PanelView> = {}): PanelView => ({ lines, smoothing: 0.6, xAxis: 'step', yScale: 'linear', theme: 'dark', ...over });
+const view = (lines: ChartLine[], over: Partial<PanelView> = {}): PanelView => ({
+  lines,
+  smoothing: 0.6,
+  xAxis: 'step',
+  yScale: 'linear',
+  theme: 'dark',
+  ...over,
+});
 const SIZE = { width: 400, height: 200 };
 
 /** A panel drawn once with `lines` (host set, sized), the frame window closed again. */
@@ -24,7 +31,12 @@ describe('ChartPanel: drawing', () => {
   it('makes no chart until its host has a size, then draws every line in one full option', () => {
     const t = setupPanel();
     const host = {};
-    t.panel.setView(view([{ name: 'a', points: points(0, 9) }, { name: 'b', points: points(0, 4) }]));
+    t.panel.setView(
+      view([
+        { name: 'a', points: points(0, 9) },
+        { name: 'b', points: points(0, 4) },
+      ]),
+    );
     t.panel.setHost(host);
     t.panel.resize({ width: 0, height: 200 }); // not laid out yet
     expect(t.charts).toHaveLength(0);
@@ -81,9 +93,17 @@ describe('ChartPanel: drawing', () => {
   it('a live point is appended: only its line is merged, the y axis only when a value leaves it', () => {
     const a = points(0, 9);
     const b = points(0, 9);
-    const t = drawn([{ name: 'a', points: a }, { name: 'b', points: b }]);
+    const t = drawn([
+      { name: 'a', points: a },
+      { name: 'b', points: b },
+    ]);
     const a2 = [...a, ...points(10, 10, () => 5)];
-    t.panel.setView(view([{ name: 'a', points: a2 }, { name: 'b', points: b }]));
+    t.panel.setView(
+      view([
+        { name: 'a', points: a2 },
+        { name: 'b', points: b },
+      ]),
+    );
     const update = t.chart().calls[1];
     expect(update.notMerge).toBe(false);
     expect(t.chart().lastSeries()).toEqual([
@@ -92,7 +112,12 @@ describe('ChartPanel: drawing', () => {
     ]);
     expect(update.option.yAxis).toBeUndefined();
     t.f.tick();
-    t.panel.setView(view([{ name: 'a', points: [...a2, ...points(11, 11, () => 1000)] }, { name: 'b', points: b }]));
+    t.panel.setView(
+      view([
+        { name: 'a', points: [...a2, ...points(11, 11, () => 1000)] },
+        { name: 'b', points: b },
+      ]),
+    );
     const grown = t.chart().calls[2].option;
     expect((grown.yAxis as { max: number }).max).toBeGreaterThanOrEqual(1000);
   });
@@ -169,7 +194,10 @@ describe('ChartPanel: zoom', () => {
 
   /** Steps 0..10; the fake plot shows x 3.5..6.5 after a gesture. */
   function zoomedIn() {
-    const t = drawn([{ name: 'a', points: points(0, 10), source }, { name: 'no source', points: points(0, 10) }]);
+    const t = drawn([
+      { name: 'a', points: points(0, 10), source },
+      { name: 'no source', points: points(0, 10) },
+    ]);
     const c = t.chart();
     c.zoom(20, 50);
     c.x0 = 3.5;
@@ -192,7 +220,9 @@ describe('ChartPanel: zoom', () => {
   it('the detail is spliced in, noted in the head, and the window pinned by value', () => {
     const t = zoomedIn();
     const win = t.panel.zoomWindow(1)!;
-    const detail = points(3, 7).flatMap((p) => [p, { ...p, step: p.step + 0.5 }]).slice(0, 9); // 9 detail points in 3..7
+    const detail = points(3, 7)
+      .flatMap((p) => [p, { ...p, step: p.step + 0.5 }])
+      .slice(0, 9); // 9 detail points in 3..7
     t.panel.setDetail(win, [detail]);
     const pin = t.chart().calls.find((c) => !c.notMerge && c.option.dataZoom)!.option.dataZoom as { startValue: number; endValue: number }[];
     expect(pin[0].startValue).toBeCloseTo(3.5);

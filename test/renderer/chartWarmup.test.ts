@@ -44,10 +44,16 @@ describe('chart warm-up', () => {
     expect(c.calls).toHaveLength(2);
     expect(c.calls[0].notMerge).toBe(true); // the full option
     const rows = (call: (typeof c.calls)[number]) => (call.option.series as { id: string; data: Float64Array }[]).map((s) => [s.id, s.data.length / 3]);
-    expect(rows(c.calls[0])).toEqual([['r0', WARMUP_POINTS], ['e0', WARMUP_POINTS]]);
+    expect(rows(c.calls[0])).toEqual([
+      ['r0', WARMUP_POINTS],
+      ['e0', WARMUP_POINTS],
+    ]);
     // The live point: a merge of the line's raw and EMA data, one row longer, no rebuild.
     expect(c.calls[1].notMerge).toBe(false);
-    expect(rows(c.calls[1])).toEqual([['r0', WARMUP_POINTS + 1], ['e0', WARMUP_POINTS + 1]]);
+    expect(rows(c.calls[1])).toEqual([
+      ['r0', WARMUP_POINTS + 1],
+      ['e0', WARMUP_POINTS + 1],
+    ]);
     expect(c.disposed).toBe(true);
   });
 

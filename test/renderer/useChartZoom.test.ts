@@ -9,7 +9,9 @@ import { points, setupPanel } from './chartFakes';
 
 const source = { runId: 7, key: 'reward/mean' };
 /** 9 points in steps 3..7: what the store answers for the zoomed window. */
-const DETAIL = points(3, 7).flatMap((p) => [p, { ...p, step: p.step + 0.5 }]).slice(0, 9);
+const DETAIL = points(3, 7)
+  .flatMap((p) => [p, { ...p, step: p.step + 0.5 }])
+  .slice(0, 9);
 
 /** A drawn panel (steps 0..10) whose zoom composable fetches through `fetch`; the fake plot shows x 3.5..6.5 once zoomed. */
 function setup(fetch: (w: readonly DetailWant[], maxPoints: number) => Promise<(SeriesPoint[] | null)[]>) {
@@ -19,7 +21,11 @@ function setup(fetch: (w: readonly DetailWant[], maxPoints: number) => Promise<(
   const t = setupPanel({ onZoom: (full) => zoomRef[0].gesture(full) });
   scope.run(() => {
     zoomRef.push(
-      useChartZoom(t.panel, (w, m) => (calls.push({ wanted: w, maxPoints: m }), fetch(w, m)), () => 1),
+      useChartZoom(
+        t.panel,
+        (w, m) => (calls.push({ wanted: w, maxPoints: m }), fetch(w, m)),
+        () => 1,
+      ),
     );
   });
   t.panel.setView({ lines: [{ name: 'a', points: points(0, 10), source }], smoothing: 0.6, xAxis: 'step', yScale: 'linear', theme: 'dark' });

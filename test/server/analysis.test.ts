@@ -7,8 +7,18 @@ import { configDiff, emaSmooth, evalTable, formatMeanStd, sampleStd } from '../.
 import type { StoredEvaluation } from '../../src/shared/records';
 
 const ev = (step: number, benchmark: string, avg: number, pass: number): StoredEvaluation => ({
-  step, benchmark, n: 4, queries: 8, avgAtN: avg, passAtN: pass,
-  tokensPerQuery: 0, callsPerQuery: 0, toolCallsPerQuery: 0, successesPerMTok: 0, latencyP50Ms: 0, latencyP95Ms: 0,
+  step,
+  benchmark,
+  n: 4,
+  queries: 8,
+  avgAtN: avg,
+  passAtN: pass,
+  tokensPerQuery: 0,
+  callsPerQuery: 0,
+  toolCallsPerQuery: 0,
+  successesPerMTok: 0,
+  latencyP50Ms: 0,
+  latencyP95Ms: 0,
 });
 
 describe('shared analysis', () => {

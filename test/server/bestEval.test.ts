@@ -19,11 +19,21 @@ describe('bestEval', () => {
     expect(bestEval(points)).toEqual({ step: 3, value: 0.5 });
   });
   it('a tie keeps the earlier step', () => {
-    expect(bestEval([{ step: 2, value: 0.5 }, { step: 9, value: 0.5 }])).toEqual({ step: 2, value: 0.5 });
+    expect(
+      bestEval([
+        { step: 2, value: 0.5 },
+        { step: 9, value: 0.5 },
+      ]),
+    ).toEqual({ step: 2, value: 0.5 });
   });
   it('no finite value: null', () => {
     expect(bestEval([])).toBeNull();
-    expect(bestEval([{ step: 1, value: null }, { step: 2, value: NaN }])).toBeNull();
+    expect(
+      bestEval([
+        { step: 1, value: null },
+        { step: 2, value: NaN },
+      ]),
+    ).toBeNull();
   });
   it('pushes folded one by one give the same answer as the whole series', () => {
     const series = [0.1, 0.3, NaN, 0.3, 0.25, 0.7, 0.69].map((value, step) => ({ step, value }));

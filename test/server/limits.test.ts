@@ -37,7 +37,13 @@ describe('web mode input limits (over the lab worker)', () => {
     post = (method, body) =>
       new Promise((resolve, reject) => {
         const req = request(
-          { host: '127.0.0.1', port: server.port, method: 'POST', path: `/api/${method}`, headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` } },
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            method: 'POST',
+            path: `/api/${method}`,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` },
+          },
           (res) => {
             let text = '';
             res.on('data', (d) => (text += d));
@@ -94,7 +100,7 @@ describe('web mode input limits (over the lab worker)', () => {
 describe('input guards', () => {
   it('jsonTextDepth matches a parse-then-walk reference on generated JSON', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rand = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const gen = (d: number): unknown => {
       const r = rand();
       if (d > 12 || r < 0.25) return rand() < 0.5 ? Math.round(rand() * 100) : `s{[${'"'}\\]}`;

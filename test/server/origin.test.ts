@@ -51,7 +51,10 @@ describe('web mode: only the lab page itself gets in', () => {
     const rendererDir = join(dir, 'renderer');
     mkdirSync(rendererDir);
     // The desktop renderer's meta CSP (src/renderer/index.html) allows no sockets.
-    writeFileSync(join(rendererDir, 'index.html'), `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; connect-src 'self'; object-src 'none'"></head><body></body></html>`);
+    writeFileSync(
+      join(rendererDir, 'index.html'),
+      `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'self'; connect-src 'self'; object-src 'none'"></head><body></body></html>`,
+    );
     service = new LabService({ dbPath: join(dir, 'lab.db'), launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
     server = await startLabServer({ service, rendererDir });
     cookie = `srpo_lab_${server.port}=${server.token}`;
@@ -84,7 +87,13 @@ describe('web mode: only the lab page itself gets in', () => {
   });
 
   it('refuses look-alike origins: other scheme, other host, a prefix trick, "null"', async () => {
-    for (const origin of [`https://127.0.0.1:${server.port}`, `http://127.0.0.2:${server.port}`, `http://127.0.0.1:${server.port}.evil.example`, `http://127.0.0.1:${server.port}0`, 'null']) {
+    for (const origin of [
+      `https://127.0.0.1:${server.port}`,
+      `http://127.0.0.2:${server.port}`,
+      `http://127.0.0.1:${server.port}.evil.example`,
+      `http://127.0.0.1:${server.port}0`,
+      'null',
+    ]) {
       const ws = await openSocket(server.port, `/ws?token=${server.token}`, `127.0.0.1:${server.port}`, origin);
       expect(ws.status, origin).toMatch(/ 403 /);
       ws.close();

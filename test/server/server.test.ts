@@ -31,11 +31,14 @@ interface Reply {
 function http(port: number, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const data = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...opts.headers } }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...opts.headers } },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
@@ -75,7 +78,10 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
   });
 
   it('refuses a foreign Host header even with the token (403: DNS rebinding)', async () => {
-    const r = await http(server.port, 'POST', '/api/listRuns', { body: {}, headers: { authorization: `Bearer ${server.token}`, host: `evil.example:${server.port}` } });
+    const r = await http(server.port, 'POST', '/api/listRuns', {
+      body: {},
+      headers: { authorization: `Bearer ${server.token}`, host: `evil.example:${server.port}` },
+    });
     expect(r.status).toBe(403);
   });
 
@@ -120,7 +126,10 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     const missing = await api('getRun', { runId: 999 });
     expect(missing.status).toBe(404);
     expect(missing.json.error.code).toBe('not_found');
-    const notJson = await http(server.port, 'POST', '/api/listRuns', { body: 'x', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'text/plain' } });
+    const notJson = await http(server.port, 'POST', '/api/listRuns', {
+      body: 'x',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'text/plain' },
+    });
     expect(notJson.status).toBe(400);
   });
 
@@ -145,21 +154,35 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     expect(created.status).toBe(200);
     const runId = created.json.value.runId as number;
     await ws.waitFor((m) => (m as LabPush).type === 'runs', 'runs push');
-    const progress = (await ws.waitFor((m) => (m as LabPush).type === 'progress' && (m as { runId: number }).runId === runId, 'a progress push')) as Extract<LabPush, { type: 'progress' }>;
+    const progress = (await ws.waitFor((m) => (m as LabPush).type === 'progress' && (m as { runId: number }).runId === runId, 'a progress push')) as Extract<
+      LabPush,
+      { type: 'progress' }
+    >;
     expect(progress.totalSteps).toBe(4);
     // Step 0's evaluation is pushed first, on its own, before the step commits (no training metrics yet).
     const evalPoints = (await ws.waitFor((m) => (m as LabPush).type === 'points', 'a points push')) as Extract<LabPush, { type: 'points' }>;
     expect(evalPoints.step).toBe(0);
     expect(evalPoints.points['eval/macro/avg']).toBeDefined();
     expect(evalPoints.points['reward/mean']).toBeUndefined();
-    const points = (await ws.waitFor((m) => (m as LabPush).type === 'points' && m !== evalPoints, 'the step\'s points push')) as Extract<LabPush, { type: 'points' }>;
+    const points = (await ws.waitFor((m) => (m as LabPush).type === 'points' && m !== evalPoints, "the step's points push")) as Extract<
+      LabPush,
+      { type: 'points' }
+    >;
     expect(points.points['reward/mean']).toBeDefined();
     expect(points.points['grad/norm']).toBeDefined();
     await ws.waitFor((m) => (m as LabPush).type === 'status' && (m as { status: string }).status === 'completed', 'completed status', 90_000);
     ws.close();
 
     const runs = await api('listRuns', {});
-    expect(runs.json.value[0]).toMatchObject({ id: runId, status: 'completed', preset: 'math-quick', workflow: 'math', objective: 'srpo', steps: 4, lastStep: 4 });
+    expect(runs.json.value[0]).toMatchObject({
+      id: runId,
+      status: 'completed',
+      preset: 'math-quick',
+      workflow: 'math',
+      objective: 'srpo',
+      steps: 4,
+      lastStep: 4,
+    });
     const series = await api('metricSeries', { runId, keys: ['reward/mean', 'eval/macro/avg'], maxPoints: 100 });
     expect(series.json.value['reward/mean'].length).toBeGreaterThanOrEqual(4);
     const page = await api('listEvents', { runId, filter: { kind: 'solve', k: 2, split: 'train' }, limit: 5 }); // eval episodes store no tokens by default

@@ -13,12 +13,24 @@ import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { startLabServer, type LabServer } from '../../src/server/server';
 
-function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; type: string; body: string; csp: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; type: string; body: string; csp: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body, csp: String(res.headers['content-security-policy'] ?? '') }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type'] ?? ''),
+          body,
+          csp: String(res.headers['content-security-policy'] ?? ''),
+        }),
+      );
     });
     req.on('error', reject);
     req.end(method === 'POST' ? '{}' : undefined);
@@ -48,7 +60,7 @@ describe('the token page', () => {
     expect(r.csp).toContain("script-src 'self'");
   });
 
-  it('a wrong token: the page says it is not this server\'s (a restart makes a new one)', async () => {
+  it("a wrong token: the page says it is not this server's (a restart makes a new one)", async () => {
     const r = await get(server.port, '/?token=0123');
     expect(r.status).toBe(401);
     expect(r.body).toContain('data-kind="wrong"');

@@ -22,7 +22,13 @@ export interface TestSocket {
   close(): void;
 }
 
-export function openSocket(port: number, path: string, host = `127.0.0.1:${port}`, origin: string | null = `http://127.0.0.1:${port}`, headers: Record<string, string> = {}): Promise<TestSocket> {
+export function openSocket(
+  port: number,
+  path: string,
+  host = `127.0.0.1:${port}`,
+  origin: string | null = `http://127.0.0.1:${port}`,
+  headers: Record<string, string> = {},
+): Promise<TestSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, {
       headers: { host, ...headers },

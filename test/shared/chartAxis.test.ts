@@ -51,11 +51,37 @@ describe('pace', () => {
 
   it('is the mean seconds per step over the last steps, and the ETA at that pace', () => {
     expect(secondsPerStep(pts([[0, 0]]))).toBeNull();
-    expect(secondsPerStep(pts([[0, 0], [1, 2], [2, 4], [3, 6]]))).toBe(2);
+    expect(
+      secondsPerStep(
+        pts([
+          [0, 0],
+          [1, 2],
+          [2, 4],
+          [3, 6],
+        ]),
+      ),
+    ).toBe(2);
     // Only the last `window` intervals: a slow start does not weigh on it.
-    expect(secondsPerStep(pts([[0, 0], [1, 100], [2, 101], [3, 102]]), 2)).toBe(1);
+    expect(
+      secondsPerStep(
+        pts([
+          [0, 0],
+          [1, 100],
+          [2, 101],
+          [3, 102],
+        ]),
+        2,
+      ),
+    ).toBe(1);
     // Downsampled points (steps apart) still give seconds per step.
-    expect(secondsPerStep(pts([[0, 0], [10, 30]]))).toBe(3);
+    expect(
+      secondsPerStep(
+        pts([
+          [0, 0],
+          [10, 30],
+        ]),
+      ),
+    ).toBe(3);
     expect(paceText(2, 30)).toEqual({ pace: '2 s/step', eta: 'ETA 0:01:00' });
     expect(paceText(1.2345, 0)).toEqual({ pace: '1.23 s/step', eta: '' });
     expect(paceText(null, 10)).toEqual({ pace: '', eta: '' });

@@ -12,8 +12,8 @@ describe('niceYRange', () => {
     expect(r.min).toBeLessThan(-0.93);
     expect(r.max).toBeGreaterThan(1.07);
     expect([0.5, 1]).toContain(r.interval);
-    expect(Number.isInteger(Math.round(r.min / r.interval * 1e9) / 1e9)).toBe(true);
-    expect(Number.isInteger(Math.round(r.max / r.interval * 1e9) / 1e9)).toBe(true);
+    expect(Number.isInteger(Math.round((r.min / r.interval) * 1e9) / 1e9)).toBe(true);
+    expect(Number.isInteger(Math.round((r.max / r.interval) * 1e9) / 1e9)).toBe(true);
     expect((r.max - r.min) / r.interval).toBeLessThanOrEqual(8);
   });
 

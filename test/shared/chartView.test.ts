@@ -33,7 +33,12 @@ describe('view state in the URL', () => {
   it('reads a remembered view back as totally as a query', () => {
     expect(viewFromJson(null)).toBeNull();
     expect(viewFromJson('{oops')).toBeNull();
-    expect(viewFromJson(JSON.stringify({ smoothing: 0.3, xAxis: 'time', panels: ['loss/total'] }))).toEqual({ smoothing: 0.3, xAxis: 'time', yScale: 'linear', panels: ['loss/total'] });
+    expect(viewFromJson(JSON.stringify({ smoothing: 0.3, xAxis: 'time', panels: ['loss/total'] }))).toEqual({
+      smoothing: 0.3,
+      xAxis: 'time',
+      yScale: 'linear',
+      panels: ['loss/total'],
+    });
     expect(viewFromJson(JSON.stringify({ xAxis: 'nope', panels: 'not-a-list' }))).toEqual(DEFAULT_VIEW);
   });
 });

@@ -19,8 +19,30 @@ describe('figureSvg', () => {
     yTitle: 'reward/mean',
     xTitle: 'step',
     series: [
-      { name: '1 math-quick-s1', line: [[0, 0.1], [1, 0.2], [2, 0.35], [3, 0.5]], raw: [[0, 0.1], [1, 0.3], [2, 0.4], [3, 0.6]] },
-      { name: '2 a-very-long-run-name-that-would-wrap-s2', line: [[0, 0.2], [1, 0.25], [2, 0.3], [3, 0.45]] },
+      {
+        name: '1 math-quick-s1',
+        line: [
+          [0, 0.1],
+          [1, 0.2],
+          [2, 0.35],
+          [3, 0.5],
+        ],
+        raw: [
+          [0, 0.1],
+          [1, 0.3],
+          [2, 0.4],
+          [3, 0.6],
+        ],
+      },
+      {
+        name: '2 a-very-long-run-name-that-would-wrap-s2',
+        line: [
+          [0, 0.2],
+          [1, 0.25],
+          [2, 0.3],
+          [3, 0.45],
+        ],
+      },
     ],
   });
 
@@ -52,7 +74,21 @@ describe('figureSvg', () => {
   });
 
   it('shows fractions in percent when asked', () => {
-    const pct = figureSvg({ title: 'Avg@4', yTitle: 'eval/macro/avg', xTitle: 'step', percent: true, series: [{ name: 'a', line: [[0, 0.1], [10, 0.388]] }] });
+    const pct = figureSvg({
+      title: 'Avg@4',
+      yTitle: 'eval/macro/avg',
+      xTitle: 'step',
+      percent: true,
+      series: [
+        {
+          name: 'a',
+          line: [
+            [0, 0.1],
+            [10, 0.388],
+          ],
+        },
+      ],
+    });
     expect(texts(pct)).toContain('eval/macro/avg (%)');
     expect(texts(pct)).toContain('40'); // a tick in percent, not 0.4
   });
@@ -88,14 +124,40 @@ describe('figureSeries', () => {
   });
 
   it('interpolates a curve between its points', () => {
-    expect(valueAt([[0, 0], [10, 1]], 5)).toBe(0.5);
-    expect(valueAt([[0, 0], [10, 1]], 11)).toBeNull();
+    expect(
+      valueAt(
+        [
+          [0, 0],
+          [10, 1],
+        ],
+        5,
+      ),
+    ).toBe(0.5);
+    expect(
+      valueAt(
+        [
+          [0, 0],
+          [10, 1],
+        ],
+        11,
+      ),
+    ).toBeNull();
   });
 });
 
 const ev = (step: number, benchmark: string, avg: number, n = 4): StoredEvaluation => ({
-  step, benchmark, n, queries: 40, avgAtN: avg, passAtN: avg,
-  tokensPerQuery: 1, callsPerQuery: 1, toolCallsPerQuery: 0, successesPerMTok: 0, latencyP50Ms: 1, latencyP95Ms: 1,
+  step,
+  benchmark,
+  n,
+  queries: 40,
+  avgAtN: avg,
+  passAtN: avg,
+  tokensPerQuery: 1,
+  callsPerQuery: 1,
+  toolCallsPerQuery: 0,
+  successesPerMTok: 0,
+  latencyP50Ms: 1,
+  latencyP95Ms: 1,
 });
 
 describe('the evaluation a table reports', () => {
@@ -110,11 +172,30 @@ describe('the evaluation a table reports', () => {
 
 describe('reports around the figures', () => {
   const run = (id: number, name: string, seed: number, steps: number): RunDetail =>
-    ({ id, name, seed, steps, lastStep: steps - 1, status: 'stopped', preset: 'math-quick', workflow: 'math', objective: 'srpo', backend: 'wasm', bestEval: { step: 0, value: 0.25 }, config: { seed, steps, eval: { n: 4 } } }) as unknown as RunDetail;
+    ({
+      id,
+      name,
+      seed,
+      steps,
+      lastStep: steps - 1,
+      status: 'stopped',
+      preset: 'math-quick',
+      workflow: 'math',
+      objective: 'srpo',
+      backend: 'wasm',
+      bestEval: { step: 0, value: 0.25 },
+      config: { seed, steps, eval: { n: 4 } },
+    }) as unknown as RunDetail;
   const reward = (n: number) => Array.from({ length: n }, (_, step) => ({ step, value: step / n, wallTime: step }));
   const data: ReportData = {
     generatedAt: 0,
-    runs: [{ run: run(1, 'math-quick-s1', 1, 30), series: { 'reward/mean': reward(30), 'eval/macro/avg': [{ step: 0, value: 0.25, wallTime: 0 }] }, evaluations: [ev(0, 'arith-chain', 0.25)] }],
+    runs: [
+      {
+        run: run(1, 'math-quick-s1', 1, 30),
+        series: { 'reward/mean': reward(30), 'eval/macro/avg': [{ step: 0, value: 0.25, wallTime: 0 }] },
+        evaluations: [ev(0, 'arith-chain', 0.25)],
+      },
+    ],
   };
 
   it('HTML: Avg@4 with n filled in, percentages, the step-0 evaluation not called final', () => {

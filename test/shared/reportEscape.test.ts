@@ -45,7 +45,11 @@ const data: ReportData = {
 const prose = (md: string) => md.replace(/^(`{3,})json\n[\s\S]*?\n\1$/gm, '').replace(/(?<!\\)(`+)[\s\S]*?\1/g, '');
 
 /** Cells of a Markdown table row: split on pipes not escaped with a backslash. */
-const cells = (line: string) => line.trim().slice(1, -1).split(/(?<!\\)\|/);
+const cells = (line: string) =>
+  line
+    .trim()
+    .slice(1, -1)
+    .split(/(?<!\\)\|/);
 
 describe('Markdown report escaping', () => {
   const md = markdownReport(data);
@@ -58,8 +62,17 @@ describe('Markdown report escaping', () => {
 
   it('keeps each name on its line and in its cell', () => {
     // Only the report's own headings start a line with '#'.
-    expect(md.split('\n').filter((l) => l.startsWith('#')).every((l) => /^#+ (SRPO Lab report|Runs|Evaluation|Last values|Smoothed|Config)/.test(l))).toBe(true);
-    const runsTable = md.split('## Runs')[1].split('## ')[0].split('\n').filter((l) => l.startsWith('|'));
+    expect(
+      md
+        .split('\n')
+        .filter((l) => l.startsWith('#'))
+        .every((l) => /^#+ (SRPO Lab report|Runs|Evaluation|Last values|Smoothed|Config)/.test(l)),
+    ).toBe(true);
+    const runsTable = md
+      .split('## Runs')[1]
+      .split('## ')[0]
+      .split('\n')
+      .filter((l) => l.startsWith('|'));
     expect(runsTable).toHaveLength(4); // head, rule, two runs
     const width = cells(runsTable[0]).length;
     expect(width).toBe(10);
@@ -72,7 +85,10 @@ describe('Markdown report escaping', () => {
   });
 
   it('puts config values in code spans no backtick inside can close', () => {
-    const diffRow = md.split('## Config differences')[1].split('\n').find((l) => l.startsWith('| name'))!;
+    const diffRow = md
+      .split('## Config differences')[1]
+      .split('\n')
+      .find((l) => l.startsWith('| name'))!;
     // JSON of the name has single backticks: the fence is two. Pipes inside stay escaped for the table.
     expect(cells(diffRow)[1].trim()).toBe('``"<img src=x onerror=alert(1)>\\|[click](javascript:alert(2))\\n# owned `<b>x</b>`"``');
     expect(cells(diffRow)).toHaveLength(3);

@@ -37,7 +37,11 @@ describe('appendLivePoint', () => {
 
   it('a redone step (resumed run) drops the points from that step on', () => {
     const b = appendLivePoint(line([1, 2, 3, 4]), pt(2, 9));
-    expect(b.map((p) => [p.step, p.value])).toEqual([[0, 1], [1, 2], [2, 9]]);
+    expect(b.map((p) => [p.step, p.value])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 9],
+    ]);
   });
 
   it('starts an empty series', () => {
@@ -52,13 +56,26 @@ describe('compactSeries', () => {
   });
 
   it('picks exactly what the store picks (downsamplePoints) for the same points', () => {
-    for (const [n, maxPoints] of [[5000, 800], [1001, 1000], [777, 64], [10, 4], [9, 3]]) {
+    for (const [n, maxPoints] of [
+      [5000, 800],
+      [1001, 1000],
+      [777, 64],
+      [10, 4],
+      [9, 3],
+    ]) {
       const values = seeded(n, n);
       values[Math.floor(n / 3)] = 40;
       values[Math.floor(n / 2)] = NaN;
       const points = line(values.map((v) => (Number.isNaN(v) ? null : v)));
       const got = compactSeries(points, maxPoints);
-      const want = downsamplePoints(points.map((p) => p.step), values, points.map((p) => p.wallTime), 0, n, maxPoints);
+      const want = downsamplePoints(
+        points.map((p) => p.step),
+        values,
+        points.map((p) => p.wallTime),
+        0,
+        n,
+        maxPoints,
+      );
       expect(got.map((p) => p.step)).toEqual(want.map((p) => p.step));
       expect(got.length).toBeLessThanOrEqual(maxPoints);
     }

@@ -23,7 +23,19 @@ describe('paired statistics', () => {
 
   it('pairs by seed: mean, t interval and wins', () => {
     // d = 0.1, 0, 0.2 (seed 4 has no partner): mean 0.1, sd 0.1, half-width 4.303 * 0.1 / sqrt(3).
-    const d = pairedDifference(new Map([[1, 0.5], [2, 0.6], [3, 0.7], [4, 0.9]]), new Map([[1, 0.4], [2, 0.6], [3, 0.5]]))!;
+    const d = pairedDifference(
+      new Map([
+        [1, 0.5],
+        [2, 0.6],
+        [3, 0.7],
+        [4, 0.9],
+      ]),
+      new Map([
+        [1, 0.4],
+        [2, 0.6],
+        [3, 0.5],
+      ]),
+    )!;
     const half = (4.303 * 0.1) / Math.sqrt(3);
     expect(d.n).toBe(3);
     expect(d.seeds).toEqual([1, 2, 3]);
@@ -33,7 +45,22 @@ describe('paired statistics', () => {
     expect(d.wins).toBe(2); // a tie is not a win
     expect(excludesZero(d)).toBe(false);
     // d = 0.2, 0.25, 0.22: mean 0.2233, sd 0.0252, half-width 4.303 * 0.0252 / sqrt(3) = 0.063: above 0.
-    expect(excludesZero(pairedDifference(new Map([[1, 0.6], [2, 0.7], [3, 0.62]]), new Map([[1, 0.4], [2, 0.45], [3, 0.4]])))).toBe(true);
+    expect(
+      excludesZero(
+        pairedDifference(
+          new Map([
+            [1, 0.6],
+            [2, 0.7],
+            [3, 0.62],
+          ]),
+          new Map([
+            [1, 0.4],
+            [2, 0.45],
+            [3, 0.4],
+          ]),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('has no interval for one pair and no difference without one', () => {
@@ -69,7 +96,7 @@ describe('the suite table', () => {
   const t = buildSuiteTable(runs, ['A', 'B', 'C'], 'A');
   const [a, b, c] = t.rows;
 
-  it('takes each run\'s final evaluation: per benchmark and macro, mean ± sample std over seeds', () => {
+  it("takes each run's final evaluation: per benchmark and macro, mean ± sample std over seeds", () => {
     expect(t.benchmarks).toEqual(['x', 'y']);
     expect(a.cells.x.avg.mean).toBeCloseTo(0.6, 12);
     expect(a.cells.x.avg.std).toBeCloseTo(Math.sqrt(0.02), 12); // (0.1^2 + 0.1^2) / 1
@@ -116,8 +143,30 @@ describe('the suite table', () => {
 
   it('prints the three tables and a CSV of every figure', () => {
     const [quality, cost, dynamics] = suiteTableRows(t);
-    expect(quality.head).toEqual(['row', 'seeds', 'x Avg@n', 'x Pass@n', 'y Avg@n', 'y Pass@n', 'macro Avg@n', 'macro Pass@n', 'Δ macro Avg@n', 'Δ macro Pass@n']);
-    expect(quality.rows[0]).toEqual(['A', '1 2', '60.0 ± 14.1', '100.0 ± 0.0', '20.0 ± 14.1', '25.0 ± 35.4', '40.0 ± 0.0', '62.5 ± 17.7', 'baseline', 'baseline']);
+    expect(quality.head).toEqual([
+      'row',
+      'seeds',
+      'x Avg@n',
+      'x Pass@n',
+      'y Avg@n',
+      'y Pass@n',
+      'macro Avg@n',
+      'macro Pass@n',
+      'Δ macro Avg@n',
+      'Δ macro Pass@n',
+    ]);
+    expect(quality.rows[0]).toEqual([
+      'A',
+      '1 2',
+      '60.0 ± 14.1',
+      '100.0 ± 0.0',
+      '20.0 ± 14.1',
+      '25.0 ± 35.4',
+      '40.0 ± 0.0',
+      '62.5 ± 17.7',
+      'baseline',
+      'baseline',
+    ]);
     expect(cost.rows[0]).toEqual(['A', '1000 ± 0', '25 ± 7.07', '3 ± 0', '0 ± 0', '10 ± 0', '20 ± 0']);
     expect(dynamics.rows[0]).toEqual(['A', '2 ± 0', '0.25 ± 0.354', '[1, 3]']);
     const csv = suiteTableCsv(t).trim().split('\n');

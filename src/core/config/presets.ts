@@ -1,6 +1,6 @@
 /**
  * Named run presets: a typed registry of partial configs layered on the defaults (and, for the
- * baselines and ablations, on `math-quick`). `presetConfig(name, overrides)` resolves one.
+ * baselines and ablations, on `math-quick`). `presetConfig(name, overrides)` (presetResolve.ts) resolves one.
  *
  * - math-quick / search-quick: built-in tasks, tiny models warm-started from resources/warmstart,
  *   sized for 2 CPU cores (a few minutes per run).
@@ -15,8 +15,7 @@
  * - Baselines (paper tables): single-agent GRPO, shared and per-role GRPO, Dr. MAS, SRPO.
  * - Ablations: K = 1 against K = 3; sum, mean and sqrt set normalisation; token reduction.
  */
-import { assertNoForbiddenKeys } from '../../shared/inputGuards';
-import { resolveRunConfig, type RunConfig, type RunConfigInput } from './runConfig';
+import type { RunConfigInput } from './runConfig';
 
 type Patch = { [K in keyof RunConfigInput]?: RunConfigInput[K] extends object ? Partial<RunConfigInput[K]> : RunConfigInput[K] };
 
@@ -56,7 +55,7 @@ export interface WarmStartRecipe {
 export const DEFAULT_WARM_START: WarmStartRecipe = { episodes: 150, epochs: 8 };
 
 /** A preset by name; an unknown name is an error listing the valid ones. */
-function getPreset(name: string): Preset {
+export function getPreset(name: string): Preset {
   if (!Object.hasOwn(PRESETS, name)) throw new Error(`unknown preset "${name}"; valid names: ${PRESET_NAMES.join(', ')}`);
   return PRESETS[name as PresetName];
 }
@@ -190,7 +189,8 @@ export const PRESETS = {
     },
   },
   'math-paper-data': {
-    description: "The paper's math benchmarks from files (Table 1): train on DAPO-Math or GSM8K, evaluate AIME'24/'25, AMC'23, MATH500, Minerva, OlympiadBench at n = 16; give each file with --set tasks.paths.NAME=PATH",
+    description:
+      "The paper's math benchmarks from files (Table 1): train on DAPO-Math or GSM8K, evaluate AIME'24/'25, AMC'23, MATH500, Minerva, OlympiadBench at n = 16; give each file with --set tasks.paths.NAME=PATH",
     base: 'math-paper',
     patch: {
       tasks: {
@@ -202,7 +202,8 @@ export const PRESETS = {
     },
   },
   'search-paper-data': {
-    description: "The paper's search benchmarks from files (Table 2): train on HotpotQA, evaluate NQ, TriviaQA, PopQA, HotpotQA, 2Wiki, MuSiQue, Bamboogle at n = 16 over a Wikipedia corpus; give each file with --set tasks.paths.NAME=PATH",
+    description:
+      "The paper's search benchmarks from files (Table 2): train on HotpotQA, evaluate NQ, TriviaQA, PopQA, HotpotQA, 2Wiki, MuSiQue, Bamboogle at n = 16 over a Wikipedia corpus; give each file with --set tasks.paths.NAME=PATH",
     base: 'search-paper',
     patch: {
       workflow: { name: 'search', options: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 4, corpus: '$wiki' } },
@@ -224,7 +225,8 @@ export const PRESETS = {
     // Qwen3-0.6B: 596.05M parameters, 2.38 GB float32; LoRA r16 all linears 10.09M trainable,
     // AdamW 80.7 MB; KV cache 234.9 MB per 1k tokens; activations per 1k tokens 8.30 GB minimum,
     // 42.82 GB as the tfjs tape keeps them without recompute. Resident ~2.54 GB shared.
-    description: 'Math team on Qwen3-0.6B with one shared LoRA adapter (r 16), paper shapes (G = 8, router K <= 3, n = 16); --set policies.init=MODEL_DIR; a GPU',
+    description:
+      'Math team on Qwen3-0.6B with one shared LoRA adapter (r 16), paper shapes (G = 8, router K <= 3, n = 16); --set policies.init=MODEL_DIR; a GPU',
     base: 'math-paper',
     needsModelFolder: true,
     patch: {
@@ -240,7 +242,7 @@ export const PRESETS = {
   },
   'math-qwen3-0.6b-per-role': {
     // Per-role adapters over ONE base: + 5 adapters x 161 MB (10.09M x 16 bytes) = resident ~3.35 GB.
-    description: 'math-qwen3-0.6b with one LoRA adapter per role over one frozen base (the paper\'s non-sharing regime); --set policies.init=MODEL_DIR',
+    description: "math-qwen3-0.6b with one LoRA adapter per role over one frozen base (the paper's non-sharing regime); --set policies.init=MODEL_DIR",
     base: 'math-qwen3-0.6b',
     patch: { policies: { sharing: 'per-role' } },
   },
@@ -262,7 +264,8 @@ export const PRESETS = {
     // Qwen2.5-1.5B(-Instruct): 1.54B parameters, 6.17 GB float32; LoRA r16 18.46M trainable,
     // AdamW 147.7 MB; KV cache 58.7 MB per 1k tokens; activations per 1k tokens 9.88 GB minimum,
     // 52.33 GB without recompute. Resident ~6.47 GB shared.
-    description: 'Search team (Search-R1 setting) on Qwen2.5-1.5B with one shared LoRA adapter (r 16), router-chosen searchers <= 3, n = 16; --set policies.init=MODEL_DIR; a GPU',
+    description:
+      'Search team (Search-R1 setting) on Qwen2.5-1.5B with one shared LoRA adapter (r 16), router-chosen searchers <= 3, n = 16; --set policies.init=MODEL_DIR; a GPU',
     base: 'search-paper',
     needsModelFolder: true,
     patch: {
@@ -297,7 +300,7 @@ export const PRESETS = {
     patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'drmas' } },
   },
   'math-srpo': {
-    description: 'SRPO with per-role policies (the paper\'s setwise regime)',
+    description: "SRPO with per-role policies (the paper's setwise regime)",
     base: 'math-quick',
     patch: { policies: { sharing: 'per-role' }, objective: { algorithm: 'srpo' } },
   },
@@ -313,73 +316,22 @@ export const PRESETS = {
       policies: { init: `${WARMSTART_DIR}/math-tiny-k123` },
     },
   },
-  'math-k1': { description: 'Ablation: K = 1 (division of labour only)', base: 'math-ablation', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 1 }, maxLoops: 1 } } } },
-  'math-k3': { description: 'Ablation: K = 3 (joint co-evolution)', base: 'math-ablation', patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 } } } },
+  'math-k1': {
+    description: 'Ablation: K = 1 (division of labour only)',
+    base: 'math-ablation',
+    patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 1 }, maxLoops: 1 } } },
+  },
+  'math-k3': {
+    description: 'Ablation: K = 3 (joint co-evolution)',
+    base: 'math-ablation',
+    patch: { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 1 } } },
+  },
   'math-setnorm-sum': { description: 'Ablation: sum set normalisation (c = 1)', base: 'math-k3', patch: { objective: { setNorm: 'none' } } },
   'math-setnorm-mean': { description: 'Ablation: mean set normalisation (c = 1/K)', base: 'math-k3', patch: { objective: { setNorm: 'mean' } } },
   'math-setnorm-sqrt': { description: 'Ablation: sqrt set normalisation (c = 1/sqrt(K), SRPO)', base: 'math-k3', patch: { objective: { setNorm: 'sqrt' } } },
-  'math-reduction-token': { description: 'Ablation: token reduction instead of event reduction', base: 'math-k3', patch: { objective: { reduction: 'token' } } },
+  'math-reduction-token': {
+    description: 'Ablation: token reduction instead of event reduction',
+    base: 'math-k3',
+    patch: { objective: { reduction: 'token' } },
+  },
 } satisfies Record<PresetName, Preset>;
-
-/**
- * Deep merge of plain objects; arrays and scalars replace. A patch key that reaches the prototype
- * chain (`__proto__`, `constructor`, `prototype`), at any depth, is an error naming it: a merge
- * must never assign through it (src/shared/inputGuards.ts).
- */
-export function mergeConfig<T extends Record<string, unknown>>(base: T, patch: Record<string, unknown>): T {
-  assertNoForbiddenKeys(patch, 'run config');
-  return mergeChecked(base, patch);
-}
-
-function mergeChecked<T extends Record<string, unknown>>(base: T, patch: Record<string, unknown>): T {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(patch)) {
-    const b = Object.hasOwn(out, k) ? out[k] : undefined;
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
-        ? mergeChecked(b as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out as T;
-}
-
-/** The unresolved input of a preset (its base chain merged), for diffs and the UI's form. */
-export function presetInput(name: string): Record<string, unknown> {
-  const preset = getPreset(name);
-  // A copy: a merge shares sub-objects with the PRESETS constants, and the switches below delete keys.
-  const base = preset.base ? structuredClone(presetInput(preset.base)) : {};
-  const patch = preset.patch as Record<string, unknown> & { workflow?: { name?: string } };
-  // A preset that switches workflow starts that workflow's options afresh (they do not mix), and
-  // one that switches a K mode (`solvers.mode`: fixed / mixed / router) drops the old mode's fields,
-  // as a --set does (overrides.ts).
-  if (patch.workflow?.name && patch.workflow.name !== (base.workflow as { name?: string } | undefined)?.name) delete base.workflow;
-  const baseOptions = (base.workflow as { options?: Record<string, unknown> } | undefined)?.options;
-  const patchOptions = (patch.workflow as { options?: Record<string, unknown> } | undefined)?.options;
-  for (const [key, value] of Object.entries(patchOptions ?? {})) {
-    const old = baseOptions?.[key] as { mode?: unknown } | undefined;
-    if (value && typeof value === 'object' && 'mode' in value && old?.mode !== undefined && old.mode !== (value as { mode: unknown }).mode) delete baseOptions![key];
-  }
-  return mergeConfig(base, patch);
-}
-
-/** Whether a preset (or one it builds on) trains a Hugging Face model and so needs `policies.init`. */
-export function presetNeedsModelFolder(name: string): boolean {
-  const preset = getPreset(name);
-  return preset.needsModelFolder === true || (preset.base !== undefined && presetNeedsModelFolder(preset.base));
-}
-
-/** Throws, saying how to fix it, when a preset that trains a Hugging Face model has no `policies.init` (the CLI calls it before creating a run). */
-export function assertPresetModelFolder(name: string, config: RunConfig): void {
-  if (presetNeedsModelFolder(name) && !config.policies.init) {
-    throw new Error(`preset "${name}" trains a Hugging Face model: name its folder with --set policies.init=PATH (config.json, tokenizer.json and the safetensors weights, e.g. a download of the model from the Hugging Face hub)`);
-  }
-}
-
-/**
- * A preset resolved with optional overrides (deep-merged) into a validated run config. A
- * real-model preset resolves without its folder (so it can be listed, shown and diffed); creating
- * a run from it checks the folder (`assertPresetModelFolder`, in the CLI and the API's validate).
- */
-export function presetConfig(name: string, overrides: Record<string, unknown> = {}): RunConfig {
-  return resolveRunConfig(mergeConfig(presetInput(name), overrides));
-}

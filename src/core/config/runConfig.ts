@@ -24,7 +24,10 @@ import { getWorkflow, WORKFLOW_NAMES } from '../workflows/registry';
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** One task entry: a built-in generator's name or a dataset file (src/core/data/datasetTasks.ts). */
-const taskEntrySchema = z.union([z.enum(TASK_NAMES).describe('A built-in task generator (src/core/data/tasks).'), datasetTaskSchema.describe('A dataset file; its path and content hash are stored with the run.')]);
+const taskEntrySchema = z.union([
+  z.enum(TASK_NAMES).describe('A built-in task generator (src/core/data/tasks).'),
+  datasetTaskSchema.describe('A dataset file; its path and content hash are stored with the run.'),
+]);
 export type TaskEntry = z.output<typeof taskEntrySchema>;
 
 /** Who plays the roles: the run's policies, or the scripted gold policy (src/core/workflows/gold.ts). */
@@ -39,10 +42,14 @@ export const runConfigSchema = z
     budget: z
       .object({
         teamTokens: int(1, 1e12)
-          .describe('End training once the rollouts have generated this many tokens in all (every member output of every training episode), checked after each step; steps still caps it. 1..1e12; absent: no token budget.')
+          .describe(
+            'End training once the rollouts have generated this many tokens in all (every member output of every training episode), checked after each step; steps still caps it. 1..1e12; absent: no token budget.',
+          )
           .optional(),
         toolCalls: int(1, 1e9)
-          .describe('End training once the rollouts have made this many tool calls (retrievals) in all, checked after each step; steps still caps it. 1..1e9; absent: no tool-call budget.')
+          .describe(
+            'End training once the rollouts have made this many tool calls (retrievals) in all, checked after each step; steps still caps it. 1..1e9; absent: no tool-call budget.',
+          )
           .optional(),
       })
       .strict()
@@ -55,10 +62,7 @@ export const runConfigSchema = z
 
     workflow: z
       .object({
-        name: z
-          .enum(WORKFLOW_NAMES)
-          .describe('Multi-agent workflow: math (router?/solvers/verifier/aggregator), search, or single agent.')
-          .default('math'),
+        name: z.enum(WORKFLOW_NAMES).describe('Multi-agent workflow: math (router?/solvers/verifier/aggregator), search, or single agent.').default('math'),
         options: z
           .record(z.string(), z.unknown())
           .describe(
@@ -68,7 +72,9 @@ export const runConfigSchema = z
           .default({}),
         enableThinking: z
           .boolean()
-          .describe("Chat models: the chat template's enable_thinking (Qwen3: false renders an empty <think></think> block, so replies skip the reasoning). null: the template's default.")
+          .describe(
+            "Chat models: the chat template's enable_thinking (Qwen3: false renders an empty <think></think> block, so replies skip the reasoning). null: the template's default.",
+          )
           .nullable()
           .default(null),
       })
@@ -80,7 +86,9 @@ export const runConfigSchema = z
         train: z
           .array(taskEntrySchema)
           .min(1)
-          .describe('Tasks to train on, mixed evenly: built-in generator names (train split) or dataset files { dataset: PATH, format?, name?, limit?, split? }.')
+          .describe(
+            'Tasks to train on, mixed evenly: built-in generator names (train split) or dataset files { dataset: PATH, format?, name?, limit?, split? }.',
+          )
           .default(['arith-easy']),
         eval: z
           .array(taskEntrySchema)
@@ -88,7 +96,9 @@ export const runConfigSchema = z
           .default(['arith-easy']),
         paths: z
           .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), z.string().min(1))
-          .describe('Files of named dataset slots: an entry (or workflow.options.corpus) written "$NAME" takes tasks.paths.NAME (the *-paper-data presets; --set tasks.paths.aime24=PATH).')
+          .describe(
+            'Files of named dataset slots: an entry (or workflow.options.corpus) written "$NAME" takes tasks.paths.NAME (the *-paper-data presets; --set tasks.paths.aime24=PATH).',
+          )
           .default({}),
       })
       .strict()
@@ -117,27 +127,40 @@ export const runConfigSchema = z
           .object({
             kind: z.literal('lora').describe('lora: low-rank adapters as peft defines them (A Kaiming-uniform, B zero: step 0 equals the base).'),
             r: int(1, 1024).describe('LoRA rank r. 1..1024; 8-64 typical.').default(16),
-            alpha: z.number().gt(0).max(4096).describe('lora_alpha: the update is scaled by alpha / r (alpha / sqrt(r) with rslora). > 0; often 2r.').default(32),
+            alpha: z
+              .number()
+              .gt(0)
+              .max(4096)
+              .describe('lora_alpha: the update is scaled by alpha / r (alpha / sqrt(r) with rslora). > 0; often 2r.')
+              .default(32),
             targetModules: z
               .array(z.string().min(1))
               .min(1)
-              .describe("Linears adapted in every layer (peft target_modules): q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or ['all-linear'].")
+              .describe(
+                "Linears adapted in every layer (peft target_modules): q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or ['all-linear'].",
+              )
               .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
             rslora: z.boolean().describe('use_rslora: scale alpha / sqrt(r) instead of alpha / r (steadier at high ranks).').default(false),
             dropout: z
               .number()
               .min(0)
               .lt(1)
-              .describe("lora_dropout: dropout on each adapted linear's input before A, in the update's gradient pass only (never in sampling, old log-probs or evaluation), as peft. 0 (off) .. < 1; 0.05-0.1 typical.")
+              .describe(
+                "lora_dropout: dropout on each adapted linear's input before A, in the update's gradient pass only (never in sampling, old log-probs or evaluation), as peft. 0 (off) .. < 1; 0.05-0.1 typical.",
+              )
               .default(0),
           })
           .strict()
-          .describe('LoRA adapters over one frozen base in memory: shared sharing trains one adapter, per-role one per role; the KL reference is the base with adapters off. null: full fine-tuning (every weight trained). Hugging Face models only.')
+          .describe(
+            'LoRA adapters over one frozen base in memory: shared sharing trains one adapter, per-role one per role; the KL reference is the base with adapters off. null: full fine-tuning (every weight trained). Hugging Face models only.',
+          )
           .nullable()
           .default(null),
         kind: z
           .enum(POLICY_KINDS)
-          .describe("model: the run's trained policies; gold: a scripted dry-run policy that plays every role from the gold answers (evaluation only: `lab eval --policy gold`).")
+          .describe(
+            "model: the run's trained policies; gold: a scripted dry-run policy that plays every role from the gold answers (evaluation only: `lab eval --policy gold`).",
+          )
           .default('model'),
       })
       .strict()
@@ -175,21 +198,21 @@ export const runConfigSchema = z
         epochs: int(1, 16).describe('Passes over each rollout batch. 1..16; > 1 lets ratios leave 1 and the clip act (SRPO.md point 4).').default(2),
         miniBatches: int(1, 256).describe('Event-atomic mini-batches per epoch (one optimizer step each). 1..256.').default(2),
         microBatchRows: int(0, 65_536)
-          .describe('Most member rows per forward/backward pass: a mini-batch with more is split into event-atomic micro-batches whose gradients add up, with the whole mini-batch\'s denominators (same update, less memory). 0: no split. 0..65536.')
+          .describe(
+            "Most member rows per forward/backward pass: a mini-batch with more is split into event-atomic micro-batches whose gradients add up, with the whole mini-batch's denominators (same update, less memory). 0: no split. 0..65536.",
+          )
           .default(0),
-        recompute: z.boolean().describe('Hugging Face models: recompute each layer\'s activations in the backward pass instead of keeping them (less memory, ~1.3x the time).').default(false),
+        recompute: z
+          .boolean()
+          .describe("Hugging Face models: recompute each layer's activations in the backward pass instead of keeping them (less memory, ~1.3x the time).")
+          .default(false),
       })
       .strict()
       .default({ epochs: 2, miniBatches: 2, microBatchRows: 0, recompute: false }),
 
     kl: z
       .object({
-        coef: z
-          .number()
-          .min(0)
-          .max(10)
-          .describe('Coefficient of a KL penalty to the frozen initial policy (k3 per token); 0 disables. [0, 10].')
-          .default(0),
+        coef: z.number().min(0).max(10).describe('Coefficient of a KL penalty to the frozen initial policy (k3 per token); 0 disables. [0, 10].').default(0),
       })
       .strict()
       .default({ coef: 0 }),

@@ -41,7 +41,12 @@ interface CrossFieldRule {
 function labFolderConfigs(dir: string): { where: string; config: Record<string, unknown> }[] | null {
   // Messages quote config.json values only, never the folder's entries (see initPath.ts).
   const read = (d: string): Record<string, unknown> => JSON.parse(fs.readFileSync(path.join(d, 'config.json'), 'utf8')) as Record<string, unknown>;
-  const folders = isModelFolder(dir) ? [dir] : fs.readdirSync(dir).map((n) => path.join(dir, n)).filter((d) => isModelFolder(d));
+  const folders = isModelFolder(dir)
+    ? [dir]
+    : fs
+        .readdirSync(dir)
+        .map((n) => path.join(dir, n))
+        .filter((d) => isModelFolder(d));
   const out = folders.map((d) => ({ where: d, config: read(d) }));
   if (out.some((o) => typeof o.config.model_type === 'string')) return null;
   return out;
@@ -72,7 +77,7 @@ export const CROSS_FIELD_RULES = {
     },
   },
   initShape: {
-    what: "a lab checkpoint in policies.init decides the shape: modelOverrides must agree with its config.json",
+    what: 'a lab checkpoint in policies.init decides the shape: modelOverrides must agree with its config.json',
     check: (c, baseDir) => {
       const overrides = Object.entries(c.policies.modelOverrides as Record<string, unknown>);
       if (c.policies.init === null || overrides.length === 0) return [];

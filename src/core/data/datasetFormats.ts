@@ -18,7 +18,21 @@ import { z } from 'zod';
 import { extractLastBoxed } from '../eval/latex';
 import type { DatasetRow } from './types';
 
-export const DATASET_FORMATS = ['math', 'gsm8k', 'nq', 'flashrag', 'qa', 'hotpot', 'minerva', 'olympiad', 'triviaqa', 'popqa', '2wiki', 'musique', 'verl'] as const;
+export const DATASET_FORMATS = [
+  'math',
+  'gsm8k',
+  'nq',
+  'flashrag',
+  'qa',
+  'hotpot',
+  'minerva',
+  'olympiad',
+  'triviaqa',
+  'popqa',
+  '2wiki',
+  'musique',
+  'verl',
+] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
 /** How the records sit in the file: one JSON object per line, one JSON list, or a parquet table. */
@@ -71,7 +85,10 @@ function aliases(...lists: unknown[]): string[] {
 
 /** `$\frac{1}{2}$` -> `\frac{1}{2}` (OlympiadBench wraps its final answers in math mode). */
 function stripMathMode(s: string): string {
-  return s.trim().replace(/^\$+|\$+$/g, '').trim();
+  return s
+    .trim()
+    .replace(/^\$+|\$+$/g, '')
+    .trim();
 }
 
 const contextSchema = z.array(z.tuple([z.string(), z.array(z.string())]));
@@ -121,8 +138,17 @@ export const FORMATS = {
     detect: (r) => 'question' in r && typeof r.answer === 'string' && /####\s*\S+\s*$/.test(r.answer),
     toRow: (raw, benchmark, fallbackId) => {
       const full = String(raw.answer);
-      const final = full.slice(full.lastIndexOf('####') + 4).trim().replace(/,/g, '');
-      return { id: pickId(raw, fallbackId), question: String(raw.question), answers: [final], benchmark, meta: { ...rest(raw, ['question', 'answer']), solution: full } };
+      const final = full
+        .slice(full.lastIndexOf('####') + 4)
+        .trim()
+        .replace(/,/g, '');
+      return {
+        id: pickId(raw, fallbackId),
+        question: String(raw.question),
+        answers: [final],
+        benchmark,
+        meta: { ...rest(raw, ['question', 'answer']), solution: full },
+      };
     },
   },
   nq: {
@@ -132,7 +158,11 @@ export const FORMATS = {
     schema: z.looseObject({ question: text, answer: z.array(text).min(1) }),
     detect: (r) => 'question' in r && Array.isArray(r.answer),
     toRow: (raw, benchmark, fallbackId) => ({
-      id: pickId(raw, fallbackId), question: String(raw.question), answers: (raw.answer as string[]).slice(), benchmark, meta: rest(raw, ['question', 'answer']),
+      id: pickId(raw, fallbackId),
+      question: String(raw.question),
+      answers: (raw.answer as string[]).slice(),
+      benchmark,
+      meta: rest(raw, ['question', 'answer']),
     }),
   },
   flashrag: {
@@ -142,7 +172,11 @@ export const FORMATS = {
     schema: z.looseObject({ question: text, golden_answers: z.array(text).min(1), id: idField }),
     detect: (r) => 'golden_answers' in r,
     toRow: (raw, benchmark, fallbackId) => ({
-      id: pickId(raw, fallbackId), question: String(raw.question), answers: (raw.golden_answers as string[]).slice(), benchmark, meta: rest(raw, ['question', 'golden_answers']),
+      id: pickId(raw, fallbackId),
+      question: String(raw.question),
+      answers: (raw.golden_answers as string[]).slice(),
+      benchmark,
+      meta: rest(raw, ['question', 'golden_answers']),
     }),
   },
   qa: {
@@ -152,7 +186,11 @@ export const FORMATS = {
     schema: z.looseObject({ question: text, answer: text }),
     detect: (r) => 'question' in r && typeof r.answer === 'string',
     toRow: (raw, benchmark, fallbackId) => ({
-      id: pickId(raw, fallbackId), question: String(raw.question), answers: [String(raw.answer)], benchmark, meta: rest(raw, ['question', 'answer']),
+      id: pickId(raw, fallbackId),
+      question: String(raw.question),
+      answers: [String(raw.answer)],
+      benchmark,
+      meta: rest(raw, ['question', 'answer']),
     }),
   },
   hotpot: {
@@ -183,7 +221,11 @@ export const FORMATS = {
     schema: z.looseObject({ problem: text, solution: text.refine((s) => extractLastBoxed(s) !== null, 'no complete \\boxed{...} in the solution') }),
     detect: (r) => 'problem' in r && typeof r.solution === 'string' && !('answer' in r),
     toRow: (raw, benchmark, fallbackId) => ({
-      id: pickId(raw, fallbackId), question: String(raw.problem), answers: [extractLastBoxed(String(raw.solution))!], benchmark, meta: rest(raw, ['problem']),
+      id: pickId(raw, fallbackId),
+      question: String(raw.problem),
+      answers: [extractLastBoxed(String(raw.solution))!],
+      benchmark,
+      meta: rest(raw, ['problem']),
     }),
   },
   olympiad: {
@@ -207,7 +249,13 @@ export const FORMATS = {
     detect: (r) => 'question' in r && r.answer !== null && typeof r.answer === 'object' && !Array.isArray(r.answer) && 'value' in r.answer,
     toRow: (raw, benchmark, fallbackId) => {
       const a = raw.answer as { value: string; aliases: string[] };
-      return { id: pickId(raw, fallbackId), question: String(raw.question), answers: aliases(a.value, a.aliases), benchmark, meta: rest(raw, ['question', 'answer']) };
+      return {
+        id: pickId(raw, fallbackId),
+        question: String(raw.question),
+        answers: aliases(a.value, a.aliases),
+        benchmark,
+        meta: rest(raw, ['question', 'answer']),
+      };
     },
   },
   popqa: {
@@ -273,7 +321,10 @@ export const FORMATS = {
         question: String(raw.question),
         answers: aliases(raw.answer, raw.answer_aliases),
         benchmark,
-        meta: { ...rest(raw, ['question', 'answer', 'answer_aliases', 'paragraphs']), supportingTitles: [...new Set(paragraphs.filter((p) => p.is_supporting).map((p) => p.title))] },
+        meta: {
+          ...rest(raw, ['question', 'answer', 'answer_aliases', 'paragraphs']),
+          supportingTitles: [...new Set(paragraphs.filter((p) => p.is_supporting).map((p) => p.title))],
+        },
       };
     },
     passages: (raw) => (raw.paragraphs as { title: string; paragraph_text: string }[]).map((p) => ({ title: p.title, text: p.paragraph_text })),
@@ -311,7 +362,21 @@ export const FORMATS = {
 } satisfies Record<DatasetFormat, FormatSpec>;
 
 /** The order detection tries formats in: the most specific fields first. */
-const DETECT_ORDER: readonly DatasetFormat[] = ['verl', 'musique', '2wiki', 'hotpot', 'olympiad', 'popqa', 'triviaqa', 'flashrag', 'minerva', 'math', 'nq', 'gsm8k', 'qa'];
+const DETECT_ORDER: readonly DatasetFormat[] = [
+  'verl',
+  'musique',
+  '2wiki',
+  'hotpot',
+  'olympiad',
+  'popqa',
+  'triviaqa',
+  'flashrag',
+  'minerva',
+  'math',
+  'nq',
+  'gsm8k',
+  'qa',
+];
 
 export function getFormat(name: string): FormatSpec {
   if (!Object.hasOwn(FORMATS, name)) {

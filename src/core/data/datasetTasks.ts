@@ -19,7 +19,10 @@ import { DATASET_FORMATS, loadDatasetFile, type DatasetFile } from './datasets';
 
 export const datasetTaskSchema = z
   .object({
-    dataset: z.string().min(1).describe('Path of a dataset file (JSONL, JSON list or parquet; see src/core/data/datasets.ts); made absolute when the run is created.'),
+    dataset: z
+      .string()
+      .min(1)
+      .describe('Path of a dataset file (JSONL, JSON list or parquet; see src/core/data/datasets.ts); made absolute when the run is created.'),
     format: z.enum(DATASET_FORMATS).optional().describe('Format of the file; detected from its first record when absent.'),
     name: z.string().min(1).max(100).optional().describe("Benchmark name shown in tables; default the file's name without extension."),
     limit: z.number().int().min(1).max(100_000_000).optional().describe('Use only the first N rows (train and eval). 1..1e8.'),
@@ -138,7 +141,9 @@ export function assertRunDataUnchanged(config: {
   tasks: { train: readonly (string | DatasetTask)[]; eval: readonly (string | DatasetTask)[] };
   workflow: { options: Record<string, unknown> };
 }): void {
-  for (const e of [...config.tasks.train, ...config.tasks.eval]) if (typeof e !== 'string' && !e.dataset.startsWith('$')) assertDatasetUnchanged(e.dataset, e.sha256);
+  for (const e of [...config.tasks.train, ...config.tasks.eval])
+    if (typeof e !== 'string' && !e.dataset.startsWith('$')) assertDatasetUnchanged(e.dataset, e.sha256);
   const { corpus, corpusSha256 } = config.workflow.options;
-  if (typeof corpus === 'string' && !corpus.startsWith('$')) assertDatasetUnchanged(corpus, typeof corpusSha256 === 'string' ? corpusSha256 : undefined, 'corpus');
+  if (typeof corpus === 'string' && !corpus.startsWith('$'))
+    assertDatasetUnchanged(corpus, typeof corpusSha256 === 'string' ? corpusSha256 : undefined, 'corpus');
 }

@@ -57,7 +57,11 @@ function fileHead(path: string): Uint8Array {
   }
 }
 
-interface SourceRecord { where: string; raw: unknown; fallbackId: string }
+interface SourceRecord {
+  where: string;
+  raw: unknown;
+  fallbackId: string;
+}
 
 function readRecords(path: string, benchmark: string): { layout: DatasetLayout; records: SourceRecord[] } {
   if (extname(path).toLowerCase() === '.parquet' || isParquetMagic(fileHead(path))) {

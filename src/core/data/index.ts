@@ -6,8 +6,30 @@
  * generators and the PRNG are pure.
  */
 export type { DatasetRow, Passage } from './types';
-export { DATASET_FORMATS, FORMATS, detectFormat, getFormat, loadDataset, loadDatasetFile, type DatasetDomain, type DatasetFile, type DatasetFormat, type DatasetLayout, type LoadDatasetOptions } from './datasets';
-export { assertRunDataUnchanged, datasetTaskSchema, datasetTaskName, fileSha256, fillDataSlot, loadDatasetTask, missingDataSlots, stampDatasetTask, type DatasetTask } from './datasetTasks';
+export {
+  DATASET_FORMATS,
+  FORMATS,
+  detectFormat,
+  getFormat,
+  loadDataset,
+  loadDatasetFile,
+  type DatasetDomain,
+  type DatasetFile,
+  type DatasetFormat,
+  type DatasetLayout,
+  type LoadDatasetOptions,
+} from './datasets';
+export {
+  assertRunDataUnchanged,
+  datasetTaskSchema,
+  datasetTaskName,
+  fileSha256,
+  fillDataSlot,
+  loadDatasetTask,
+  missingDataSlots,
+  stampDatasetTask,
+  type DatasetTask,
+} from './datasetTasks';
 export { loadCorpus, passageFrom } from './corpus';
 export { CorpusIndex, corpusIndexPath, corpusProgressLine, openCorpusIndex, streamPassages, type CorpusIndexOptions, type CorpusProgress } from './corpusIndex';
 export { readParquetRows } from './parquet';

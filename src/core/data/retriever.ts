@@ -31,8 +31,10 @@ export interface RetrieverOptions {
 }
 
 const STOPWORDS = new Set(
-  ('a an and are as at be by for from has have he her his in is it its of on or she that the their them they this to was were ' +
-    'what when where which who whom whose why how with did does do').split(' '),
+  (
+    'a an and are as at be by for from has have he her his in is it its of on or she that the their them they this to was were ' +
+    'what when where which who whom whose why how with did does do'
+  ).split(' '),
 );
 const MAX_QUERY_TOKENS = 32;
 
@@ -73,9 +75,7 @@ export class Bm25Retriever implements SearchTool {
     this.size = size;
     this.built = built;
     const table = tableName(hash);
-    this.stmt = db.prepare(
-      `SELECT pid, title, text, -bm25(${table}, 0, ?, 1) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC LIMIT ?`,
-    );
+    this.stmt = db.prepare(`SELECT pid, title, text, -bm25(${table}, 0, ?, 1) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC LIMIT ?`);
   }
 
   /** Open (building if needed) the index of `corpus`. */

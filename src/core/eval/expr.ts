@@ -16,11 +16,7 @@ import { mulberry32 } from '../util/random';
 export const MAX_EXPR_TOKENS = 400;
 const MAX_DEPTH = 60;
 
-type Tok =
-  | { t: 'num'; v: number }
-  | { t: 'var'; name: string }
-  | { t: 'cmd'; name: string }
-  | { t: 'op'; v: string };
+type Tok = { t: 'num'; v: number } | { t: 'var'; name: string } | { t: 'cmd'; name: string } | { t: 'op'; v: string };
 
 export type Evaluate = (env: Readonly<Record<string, number>>) => number;
 

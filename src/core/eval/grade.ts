@@ -97,7 +97,8 @@ function splitTopLevel(s: string, sep: string): string[] {
     const ch = s[i];
     if (ch === '\\') {
       const next = s[i + 1];
-      if (next === '{') depth++; // `\{` and `\}` are brackets too
+      if (next === '{')
+        depth++; // `\{` and `\}` are brackets too
       else if (next === '}') depth--;
       // skip the escaped character or the whole command name
       const m = /^\\[a-zA-Z]*/.exec(s.slice(i, i + 40));
@@ -277,8 +278,12 @@ export function normalizeQA(s: string): string {
 
 /** SQuAD token F1 between two strings (after normalisation). */
 export function tokenF1(prediction: string, gold: string): number {
-  const p = normalizeQA(prediction).split(' ').filter((w) => w !== '');
-  const g = normalizeQA(gold).split(' ').filter((w) => w !== '');
+  const p = normalizeQA(prediction)
+    .split(' ')
+    .filter((w) => w !== '');
+  const g = normalizeQA(gold)
+    .split(' ')
+    .filter((w) => w !== '');
   if (p.length === 0 || g.length === 0) return p.length === g.length ? 1 : 0;
   const counts = new Map<string, number>();
   for (const w of g) counts.set(w, (counts.get(w) ?? 0) + 1);

@@ -76,10 +76,48 @@ export function goldAnswerText(gold: string | number): string {
 
 /** Units that may trail a numeric answer (MATH writes them inside or outside `\text{}`). */
 const UNIT_WORDS = [
-  'degrees?', 'cents?', 'dollars?', 'units?', 'square units', 'sq units', 'inch(es)?', 'feet', 'foot', 'ft',
-  'yards?', 'miles?', 'meters?', 'metres?', 'cm', 'mm', 'km', 'm', 'kg', 'g', 'grams?', 'pounds?', 'lbs?',
-  'hours?', 'minutes?', 'seconds?', 'days?', 'weeks?', 'years?', 'mph', 'people', 'students?', 'points?',
-  'percent', 'cups?', 'ounces?', 'oz', 'liters?', 'litres?', 'ml', 'gallons?', 'sq',
+  'degrees?',
+  'cents?',
+  'dollars?',
+  'units?',
+  'square units',
+  'sq units',
+  'inch(es)?',
+  'feet',
+  'foot',
+  'ft',
+  'yards?',
+  'miles?',
+  'meters?',
+  'metres?',
+  'cm',
+  'mm',
+  'km',
+  'm',
+  'kg',
+  'g',
+  'grams?',
+  'pounds?',
+  'lbs?',
+  'hours?',
+  'minutes?',
+  'seconds?',
+  'days?',
+  'weeks?',
+  'years?',
+  'mph',
+  'people',
+  'students?',
+  'points?',
+  'percent',
+  'cups?',
+  'ounces?',
+  'oz',
+  'liters?',
+  'litres?',
+  'ml',
+  'gallons?',
+  'sq',
 ];
 const UNIT_RE = new RegExp(`^(?:${UNIT_WORDS.join('|')})(?:\\^\\{?[23]\\}?)?$`, 'i');
 
@@ -93,13 +131,20 @@ export function normalizeMathAnswer(input: string): string {
   s = s.replace(/\\\$/g, '').replace(/\$/g, '');
   s = s.replace(/^\\\[|\\\]$/g, '').replace(/^\\\(|\\\)$/g, '');
   // Thin spaces and friends.
-  s = s.replace(/(?<!\\)\\[!,;:]/g, '').replace(/(?<!\\)\\ /g, ' ').replace(/~/g, ' ').replace(/\\quad|\\qquad/g, ' ');
+  s = s
+    .replace(/(?<!\\)\\[!,;:]/g, '')
+    .replace(/(?<!\\)\\ /g, ' ')
+    .replace(/~/g, ' ')
+    .replace(/\\quad|\\qquad/g, ' ');
   s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle)(?![a-zA-Z])/g, '');
   s = s.replace(/\\[dt]frac(?![a-zA-Z])/g, '\\frac');
   s = s.replace(/\\(?:left|right)\./g, '');
   s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])\s*/g, '');
   // Degrees and percent.
-  s = s.replace(/\^\s*\{\s*\\circ\s*\}/g, '').replace(/\^\s*\\circ/g, '').replace(/°/g, '');
+  s = s
+    .replace(/\^\s*\{\s*\\circ\s*\}/g, '')
+    .replace(/\^\s*\\circ/g, '')
+    .replace(/°/g, '');
   s = s.replace(/\\%/g, '').replace(/%/g, '');
   // Trailing units: `5.4 \text{ cents}`, `864 \mbox{ inches}^2`, `\frac{270}7\text{ degrees}`.
   s = stripTrailingUnits(s);

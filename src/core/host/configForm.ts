@@ -47,7 +47,10 @@ function mergedInput(preset: string | null, config: Record<string, unknown>): Re
   }
   // Refused by name (mergeConfig would throw a plain error, answered as 'internal').
   const hit = findForbiddenKey(config);
-  if (hit) throw new LabApiError('invalid_input', forbiddenKeyMessage(hit.key, `config at "${hit.path}"`), [{ path: hit.path, message: `the key "${hit.key}" is not allowed` }]);
+  if (hit)
+    throw new LabApiError('invalid_input', forbiddenKeyMessage(hit.key, `config at "${hit.path}"`), [
+      { path: hit.path, message: `the key "${hit.key}" is not allowed` },
+    ]);
   return preset ? mergeConfig(presetInput(preset), config) : config;
 }
 
@@ -73,7 +76,10 @@ export function validateConfig(preset: string | null, config: Record<string, unk
   // (heads divide the width, overrides agree with the init checkpoint), before any run is created.
   const problems = crossFieldProblems(resolved);
   if (preset && presetNeedsModelFolder(preset) && !resolved.policies.init) {
-    problems.push({ path: 'policies.init', message: `preset "${preset}" trains a Hugging Face model: name its folder (config.json, tokenizer.json and the safetensors weights)` });
+    problems.push({
+      path: 'policies.init',
+      message: `preset "${preset}" trains a Hugging Face model: name its folder (config.json, tokenizer.json and the safetensors weights)`,
+    });
   }
   if (problems.length) return refused(problems);
   const diff = preset ? configDiff(presetConfig(preset), resolved) : [];

@@ -17,7 +17,15 @@ import type { ApiErrorCode, ApiErrorDto, LabPush } from '../../shared/api';
 import { hostMessageSchema } from './messages';
 
 /** Every ApiErrorCode, checked both ways against the contract's union at compile time. */
-const API_ERROR_CODES = ['invalid_input', 'unknown_method', 'not_found', 'conflict', 'unsupported', 'unauthorized', 'internal'] as const satisfies readonly ApiErrorCode[];
+const API_ERROR_CODES = [
+  'invalid_input',
+  'unknown_method',
+  'not_found',
+  'conflict',
+  'unsupported',
+  'unauthorized',
+  'internal',
+] as const satisfies readonly ApiErrorCode[];
 type MissingCode = Exclude<ApiErrorCode, (typeof API_ERROR_CODES)[number]>;
 const allCodesListed: MissingCode extends never ? true : false = true;
 void allCodesListed;
@@ -58,7 +66,12 @@ export const toWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('engineMessage'), handle: handleId, message: z.unknown() }),
   z.object({ type: z.literal('engineExit'), handle: handleId, code: z.number().int().nullable(), signal: signal.nullable() }),
   z.discriminatedUnion('ok', [
-    z.object({ type: z.literal('pdfResult'), id: requestId, ok: z.literal(true), bytes: z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected a Uint8Array') }),
+    z.object({
+      type: z.literal('pdfResult'),
+      id: requestId,
+      ok: z.literal(true),
+      bytes: z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected a Uint8Array'),
+    }),
     z.object({ type: z.literal('pdfResult'), id: requestId, ok: z.literal(false), message: z.string() }),
   ]),
 ]);

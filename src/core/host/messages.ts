@@ -83,7 +83,8 @@ export const KEY_METRICS = [
 
 export function parseEngineMessage(raw: unknown): EngineMessage {
   const r = engineMessageSchema.safeParse(raw);
-  if (!r.success) throw new Error(`invalid engine message ${safeJson(raw)}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(`invalid engine message ${safeJson(raw)}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return r.data;
 }
 

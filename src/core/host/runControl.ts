@@ -78,7 +78,8 @@ export class RunControl {
   launch(runId: number, mode: EngineMode, force = false): void {
     const { store } = this.ctx;
     const run = runOrThrow(store, runId);
-    if (store.readonly) throw new LabApiError('conflict', `${this.ctx.dbPath} is open read-only (the file or its folder is read-only): runs can be read, not started`);
+    if (store.readonly)
+      throw new LabApiError('conflict', `${this.ctx.dbPath} is open read-only (the file or its folder is read-only): runs can be read, not started`);
     if (this.active.has(runId)) throw new LabApiError('conflict', `run ${runId} is already running`);
     if (this.isQueued(runId)) throw new LabApiError('conflict', `run ${runId} is already queued`);
     if (this.active.size < this.maxEngines) return this.startEngine({ runId, mode, force });
@@ -91,7 +92,12 @@ export class RunControl {
     this.queue.push({ runId, mode, force });
     this.syncQueueHeartbeat();
     this.ctx.push({ type: 'status', runId, status: 'queued', error: null });
-    this.ctx.push({ type: 'log', runId, level: 'info', line: `queued: ${this.active.size} of ${this.maxEngines} engines busy, ${this.queue.length - 1} run(s) ahead` });
+    this.ctx.push({
+      type: 'log',
+      runId,
+      level: 'info',
+      line: `queued: ${this.active.size} of ${this.maxEngines} engines busy, ${this.queue.length - 1} run(s) ahead`,
+    });
   }
 
   resume(runId: number, force: boolean): { ok: true } {

@@ -68,7 +68,11 @@ export function adoptLegacyRunFolders(store: LabStore, dbPath: string): RunFolde
     } catch (err) {
       // The lab still opens: this run's folder and rows stay as they were (one transaction).
       const done = moved.length ? `moved runs ${moved.join(', ')} to ${root}; ` : '';
-      return { moved, left: true, message: `${done}could not move ${from} to ${to} (${(err as Error).message}); it and the folders after it are left where they are` };
+      return {
+        moved,
+        left: true,
+        message: `${done}could not move ${from} to ${to} (${(err as Error).message}); it and the folders after it are left where they are`,
+      };
     }
     moved.push(id);
   }
@@ -77,7 +81,11 @@ export function adoptLegacyRunFolders(store: LabStore, dbPath: string): RunFolde
   } catch {
     // A runs/ folder left empty or holding other files is harmless.
   }
-  return { moved, left: false, message: `moved the folder${moved.length === 1 ? '' : 's'} of run${moved.length === 1 ? '' : 's'} ${moved.join(', ')} from ${legacy} to ${root} (run folders now belong to one database: ${name})` };
+  return {
+    moved,
+    left: false,
+    message: `moved the folder${moved.length === 1 ? '' : 's'} of run${moved.length === 1 ? '' : 's'} ${moved.join(', ')} from ${legacy} to ${root} (run folders now belong to one database: ${name})`,
+  };
 }
 
 /** Numbered sub-folders of `dir` (run ids), ascending; none when `dir` does not exist. */

@@ -29,14 +29,19 @@ export function runOrThrow(store: LabStore, runId: number): RunRecord {
 
 /** Runs with a live `queued` lease: this host's queue and any other host's. */
 export function queuedRunIds(store: LabStore): Set<number> {
-  return new Set(liveLeases(store.db).filter((l) => l.kind === 'queued').map((l) => l.runId));
+  return new Set(
+    liveLeases(store.db)
+      .filter((l) => l.kind === 'queued')
+      .map((l) => l.runId),
+  );
 }
 
 /** One row of the runs table. `queued`: queuedRunIds, read once per list. */
 export function runSummary(ctx: LabContext, r: RunRecord, queued: ReadonlySet<number> = queuedRunIds(ctx.store)): RunSummary {
   const config = r.config as Partial<RunConfig>;
   let best: RunSummary['bestEval'] = null;
-  for (const p of ctx.store.metricSeries(r.id, 'eval/macro/avg')) if (Number.isFinite(p.value) && (!best || p.value > best.value)) best = { step: p.step, value: p.value };
+  for (const p of ctx.store.metricSeries(r.id, 'eval/macro/avg'))
+    if (Number.isFinite(p.value) && (!best || p.value > best.value)) best = { step: p.step, value: p.value };
   const active = ctx.isActive(r.id);
   return {
     id: r.id,

@@ -91,7 +91,13 @@ export async function exportReport(ctx: LabContext, input: ApiParsedInput<'expor
 function runsTable({ ctx: { store }, runIds, baseline }: ReportSource): SuiteDetail['table'] {
   const rows = runIds.map((id) => {
     const r = runOrThrow(store, id);
-    return { label: r.name.replace(/-s\d+$/, ''), seed: r.seed, runId: id, evaluations: store.evaluations(id), gradNorm: store.metricSeries(id, 'grad/norm').map((p) => p.value) };
+    return {
+      label: r.name.replace(/-s\d+$/, ''),
+      seed: r.seed,
+      runId: id,
+      evaluations: store.evaluations(id),
+      gradNorm: store.metricSeries(id, 'grad/norm').map((p) => p.value),
+    };
   });
   return buildSuiteTable(rows, [], baseline);
 }

@@ -21,7 +21,19 @@ import type { RunConfig } from '../config';
 import { resolveRunConfig } from '../config';
 import type { LabStore, RunRecord, StoredRunStatus } from '../store';
 import { RESUMABLE_STATUSES } from '../../shared/records';
-import { acquireLease, assertNoLiveLease, defaultLeaseEnv, describeLease, getLease, leaseHolder, leaseLiveness, releaseLease, releaseLeaseOfPid, type LeaseEnv, type LeaseHolder } from '../store/leases';
+import {
+  acquireLease,
+  assertNoLiveLease,
+  defaultLeaseEnv,
+  describeLease,
+  getLease,
+  leaseHolder,
+  leaseLiveness,
+  releaseLease,
+  releaseLeaseOfPid,
+  type LeaseEnv,
+  type LeaseHolder,
+} from '../store/leases';
 import type { EngineHandle, EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
 import { runDirFor, stopFlagPath } from './paths';
@@ -42,7 +54,10 @@ export function defaultRunName(config: RunConfig, preset: string | null | undefi
 export function resumePlanFor(store: LabStore, runId: number): ResumePlan {
   const run = store.getRun(runId);
   if (!run) throw new Error(`no run with id ${runId}`);
-  return resumePlan(run.lastStep, store.checkpoints(runId).map((c) => c.step));
+  return resumePlan(
+    run.lastStep,
+    store.checkpoints(runId).map((c) => c.step),
+  );
 }
 
 /** Stores a new run ('created') with its frozen config snapshot; returns its id. */
@@ -96,7 +111,6 @@ export interface LaunchOptions {
   leaseEnv?: LeaseEnv;
 }
 
-
 /** Checks that `mode` fits the run's status; throws a message saying what to do instead. */
 export function checkLaunchable(run: RunRecord, mode: EngineMode, force = false): void {
   if (mode === 'start' && run.status !== 'created') {
@@ -133,7 +147,12 @@ export function launchRun(runId: number, mode: EngineMode, options: LaunchOption
   checkRunnable(store, run, mode, force, holder, env);
   // Reserved for the engine, which takes it over from its parent (this process) when it starts.
   const { tookOver } = acquireLease(store.db, runId, holder, 'starting', { env });
-  if (tookOver) options.onMessage?.({ type: 'log', level: 'warn', line: `took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}` });
+  if (tookOver)
+    options.onMessage?.({
+      type: 'log',
+      level: 'warn',
+      line: `took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}`,
+    });
   const runDir = runDirFor(dbPath, runId);
   let engine: EngineHandle;
   try {
@@ -162,7 +181,14 @@ export function launchRun(runId: number, mode: EngineMode, options: LaunchOption
       // final status before dying is left alone.
       if (!takenOver && (!finalStatus || code !== 0)) store.markInterrupted(runId, `engine exited without finishing the run (${how})`);
       const after = store.getRun(runId);
-      resolve({ runId, status: after?.status ?? 'interrupted', error: after ? after.error : `run ${runId} no longer exists`, exitCode: code, signal, lastStep: after?.lastStep ?? -1 });
+      resolve({
+        runId,
+        status: after?.status ?? 'interrupted',
+        error: after ? after.error : `run ${runId} no longer exists`,
+        exitCode: code,
+        signal,
+        lastStep: after?.lastStep ?? -1,
+      });
     });
   });
   return {

@@ -68,8 +68,7 @@ export function defaultCandidates(hasGpu: () => boolean = nvidiaDriverPresent): 
   return {
     'node-gpu': {
       tfjsBackend: 'tensorflow',
-      load: async () =>
-        hasGpu() ? loadPackage('@tensorflow/tfjs-node-gpu') : 'no GPU (no NVIDIA driver found under /proc/driver/nvidia or /dev)',
+      load: async () => (hasGpu() ? loadPackage('@tensorflow/tfjs-node-gpu') : 'no GPU (no NVIDIA driver found under /proc/driver/nvidia or /dev)'),
     },
     node: { tfjsBackend: 'tensorflow', load: () => loadPackage('@tensorflow/tfjs-node') },
     wasm: { tfjsBackend: 'wasm', load: () => loadPackage('@tensorflow/tfjs-backend-wasm') },
@@ -107,9 +106,7 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     skipped.push({ name, reason });
   }
   const why = skipped.map((s) => `${s.name}: ${s.reason}`).join('; ');
-  throw new Error(
-    requested === 'auto' ? `no tfjs backend could be started (${why})` : `backend "${requested}" was requested but cannot start: ${why}`,
-  );
+  throw new Error(requested === 'auto' ? `no tfjs backend could be started (${why})` : `backend "${requested}" was requested but cannot start: ${why}`);
 }
 
 async function trySetBackend(tfjsName: string): Promise<string | null> {

@@ -61,7 +61,8 @@ export function readCheckpoint(dir: string): LoadedCheckpoint {
   }
   const tokFile = path.join(dir, CHECKPOINT_FILES.tokenizer);
   const tokenizer = CharTokenizer.fromJSON(readJson(tokFile), tokFile);
-  if (tokenizer.vocabSize !== config.vocabSize) throw new Error(`${configFile}: vocabSize ${config.vocabSize} does not match ${tokFile} (${tokenizer.vocabSize} tokens)`);
+  if (tokenizer.vocabSize !== config.vocabSize)
+    throw new Error(`${configFile}: vocabSize ${config.vocabSize} does not match ${tokFile} (${tokenizer.vocabSize} tokens)`);
   const wFile = path.join(dir, CHECKPOINT_FILES.weights);
   let bytes: Uint8Array;
   try {
@@ -81,7 +82,8 @@ export function readCheckpoint(dir: string): LoadedCheckpoint {
     weights.set(name, t.data);
   }
   const extra = [...tensors.keys()].filter((n) => !expected.some((e) => e.name === n));
-  if (extra.length) throw new Error(`${wFile}: tensor "${extra[0]}" is not a parameter of this config${extra.length > 1 ? ` (and ${extra.length - 1} more)` : ''}`);
+  if (extra.length)
+    throw new Error(`${wFile}: tensor "${extra[0]}" is not a parameter of this config${extra.length > 1 ? ` (and ${extra.length - 1} more)` : ''}`);
   return { config, tokenizer, weights, metadata };
 }
 

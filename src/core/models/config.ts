@@ -134,7 +134,9 @@ export function parameterCount(c: ModelConfig): number {
 
 /** Parameters taking part in matmuls per token (everything except norms and the position table), for FLOP counts. */
 export function matmulParameterCount(c: ModelConfig): number {
-  return parameterShapes(c)
-    .filter((p) => p.shape.length === 2 && p.name !== 'wpe')
-    .reduce((a, p) => a + p.shape[0] * p.shape[1], 0) + (c.tiedEmbeddings ? c.vocabSize * c.dModel : 0);
+  return (
+    parameterShapes(c)
+      .filter((p) => p.shape.length === 2 && p.name !== 'wpe')
+      .reduce((a, p) => a + p.shape[0] * p.shape[1], 0) + (c.tiedEmbeddings ? c.vocabSize * c.dModel : 0)
+  );
 }

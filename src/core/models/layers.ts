@@ -155,18 +155,19 @@ export const mlp = tf.customGrad((...args) => {
   save([h, wfc, wproj, u]);
   return {
     value: tf.matMul(gelu(u), wproj), // [N, d]
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => {
-      const [hs, wfcs, wprojs, us] = saved as tf.Tensor2D[];
-      const s = geluGate(us); // [N, m]
-      const g = tf.mul(us, s) as tf.Tensor2D; // gelu(u)
-      // (dy^T g)^T rather than g^T dy: transposes [N, d] and [d, m] instead of the 4x larger g [N, m].
-      const dwproj = tf.transpose(tf.matMul(tf.transpose(dy as tf.Tensor2D), g)); // [m, d]
-      const dg = tf.matMul(dy as tf.Tensor2D, tf.transpose(wprojs)); // [N, m]
-      const u2 = tf.mul(us, us);
-      const slope = tf.mul(tf.mul(tf.mul(us, tf.mul(s, tf.sub(1, s))), tf.add(tf.mul(u2, 3 * GELU_A), 1)), 2 * GELU_C);
-      const du = tf.mul(dg, tf.add(s, slope)) as tf.Tensor2D; // [N, m]
-      return [tf.matMul(du, tf.transpose(wfcs)), tf.matMul(tf.transpose(hs), du), dwproj];
-    }),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        const [hs, wfcs, wprojs, us] = saved as tf.Tensor2D[];
+        const s = geluGate(us); // [N, m]
+        const g = tf.mul(us, s) as tf.Tensor2D; // gelu(u)
+        // (dy^T g)^T rather than g^T dy: transposes [N, d] and [d, m] instead of the 4x larger g [N, m].
+        const dwproj = tf.transpose(tf.matMul(tf.transpose(dy as tf.Tensor2D), g)); // [m, d]
+        const dg = tf.matMul(dy as tf.Tensor2D, tf.transpose(wprojs)); // [N, m]
+        const u2 = tf.mul(us, us);
+        const slope = tf.mul(tf.mul(tf.mul(us, tf.mul(s, tf.sub(1, s))), tf.add(tf.mul(u2, 3 * GELU_A), 1)), 2 * GELU_C);
+        const du = tf.mul(dg, tf.add(s, slope)) as tf.Tensor2D; // [N, m]
+        return [tf.matMul(du, tf.transpose(wfcs)), tf.matMul(tf.transpose(hs), du), dwproj];
+      }),
   };
 }) as (h: tf.Tensor2D, wfc: tf.Tensor2D, wproj: tf.Tensor2D) => tf.Tensor2D;
 
@@ -204,7 +205,16 @@ export function permute(x: tf.Tensor, shape: number[], perm: number[], out: numb
   const kept = shape.flatMap((n, i) => (n === 1 ? [] : [i]));
   const p = perm.filter((i) => shape[i] !== 1).map((i) => kept.indexOf(i));
   if (x.size === 0 || p.every((v, i) => v === i)) return tf.reshape(x, out);
-  return tf.reshape(tf.transpose(tf.reshape(x, kept.map((i) => shape[i])), p), out);
+  return tf.reshape(
+    tf.transpose(
+      tf.reshape(
+        x,
+        kept.map((i) => shape[i]),
+      ),
+      p,
+    ),
+    out,
+  );
 }
 
 /**

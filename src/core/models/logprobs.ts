@@ -76,7 +76,10 @@ export function scoreCompletions(model: Transformer, pairs: readonly ScoredPair[
     const ent = tf.neg(tf.sum(tf.mul(tf.exp(logsm), logsm), -1)) as tf.Tensor2D; // [B, L] nats
     const isMax = tf.cast(tf.greaterEqual(tokLogp, tf.max(logsm, -1)), 'float32') as tf.Tensor2D; // [B, L]
     const window = (x: tf.Tensor2D) =>
-      tf.concat(pairs.map((p, r) => tf.slice(x, [r, p.prompt.length - 1], [1, Tc])), 0) as tf.Tensor2D; // [B, Tc]
+      tf.concat(
+        pairs.map((p, r) => tf.slice(x, [r, p.prompt.length - 1], [1, Tc])),
+        0,
+      ) as tf.Tensor2D; // [B, Tc]
     const m = tf.tensor2d(mask, [B, Tc]);
     return {
       logp: tf.mul(window(tokLogp), m) as tf.Tensor2D,

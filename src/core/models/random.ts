@@ -38,5 +38,8 @@ export function normalArray(n: number, std: number, seed: number): Float32Array 
 
 /** 0..n-1 shuffled by util/random.ts's Fisher-Yates. */
 export function permutation(n: number, rand: Uniform): number[] {
-  return shuffleInPlace(Array.from({ length: n }, (_, i) => i), rand);
+  return shuffleInPlace(
+    Array.from({ length: n }, (_, i) => i),
+    rand,
+  );
 }

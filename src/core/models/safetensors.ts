@@ -124,14 +124,17 @@ export function decodeSafetensors(bytes: Uint8Array, source: string): DecodedSaf
       fail(`${where}: unknown or unsupported dtype ${JSON.stringify(e.dtype)} (readable: ${Object.keys(SAFETENSORS_DTYPES).join(', ')})`);
     }
     const codec = SAFETENSORS_DTYPES[e.dtype as SafetensorsDtype];
-    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0)) fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
+    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
+      fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
     const shape = e.shape as number[];
     const offs = e.data_offsets;
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0)) fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0))
+      fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
     const [begin, end] = offs as [number, number];
     const count = shape.reduce((a, b) => a * b, 1);
     if (end < begin || end > dataLength) fail(`${where}: data_offsets [${begin}, ${end}] out of range (data section is ${dataLength} bytes; file truncated?)`);
-    if (end - begin !== count * codec.bytes) fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${e.dtype} needs ${count * codec.bytes}`);
+    if (end - begin !== count * codec.bytes)
+      fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${e.dtype} needs ${count * codec.bytes}`);
     tensors.set(name, { shape, data: codec.read(view, dataStart + begin, count) });
   }
   return { tensors, metadata };

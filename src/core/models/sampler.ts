@@ -143,7 +143,8 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
   const endId = options.endId === undefined ? (options.tokenizer?.eosId ?? null) : options.endId;
   const stops = options.stopStrings ?? [];
   if (!(temperature >= 0) || !(topP > 0 && topP <= 1)) throw new Error(`sample: temperature ${temperature} must be >= 0 and topP ${topP} in (0, 1]`);
-  if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1) throw new Error(`sample: maxNewTokens ${options.maxNewTokens} must be an integer >= 1`);
+  if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1)
+    throw new Error(`sample: maxNewTokens ${options.maxNewTokens} must be an integer >= 1`);
   if (stops.length && !options.tokenizer) throw new Error('sample: stopStrings need a tokenizer to decode completions');
   prompts.forEach((p, r) => {
     if (p.length === 0) throw new Error(`sample: prompt ${r} is empty`);

@@ -31,14 +31,7 @@ let scratch = new Float64Array(0);
  * One id in [0, validVocab) drawn from `logp` (log-probs or logits: only differences matter).
  * temperature >= 0 (0: greedy); topK 0 is off; topP in (0, 1], 1 is off; rand: the row's stream.
  */
-export function pickToken(
-  logp: ArrayLike<number>,
-  temperature: number,
-  topK: number,
-  topP: number,
-  rand: Uniform,
-  validVocab: number = logp.length,
-): number {
+export function pickToken(logp: ArrayLike<number>, temperature: number, topK: number, topP: number, rand: Uniform, validVocab: number = logp.length): number {
   const V = Math.min(validVocab, logp.length);
   if (!(V >= 1)) throw new Error(`tokenPick: validVocab ${validVocab} leaves no token to pick from ${logp.length} log-probs`);
   if (temperature === 0) {

@@ -84,7 +84,7 @@ export class CharTokenizer {
   encode(text: string, options: EncodeOptions = {}): number[] {
     const special = options.special ?? true;
     const out: number[] = [];
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       if (special && text[i] === '<') {
         const name = SPECIAL_TOKENS.find((s) => text.startsWith(s, i));
         if (name) {
@@ -103,7 +103,8 @@ export class CharTokenizer {
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
     let s = '';
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= this.tokens.length) throw new Error(`tokenizer: id ${id} is outside the vocabulary (size ${this.vocabSize})`);
+      if (!Number.isInteger(id) || id < 0 || id >= this.tokens.length)
+        throw new Error(`tokenizer: id ${id} is outside the vocabulary (size ${this.vocabSize})`);
       if (options.skipSpecial && id < this.specialCount) continue;
       s += this.tokens[id];
     }

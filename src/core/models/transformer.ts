@@ -63,7 +63,10 @@ export class Transformer {
       const isGain = name.endsWith('norm1') || name.endsWith('norm2') || name === 'normf';
       const std = config.initStd * (name.endsWith('.wo') || name.endsWith('.wproj') ? residualScale : 1);
       const data = isGain ? new Float32Array(size).fill(1) : normalArray(size, std, mixSeed(config.seed, i));
-      params.set(name, tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, `model${id}/${name}`)));
+      params.set(
+        name,
+        tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, `model${id}/${name}`)),
+      );
     });
     this.params = params;
   }
@@ -136,16 +139,21 @@ export class Transformer {
       const v: tf.Tensor3D[] = [];
       const scale = 1 / Math.sqrt(this.headDim);
       for (let l = 0; l < this.config.nLayers; l++) {
-        x = this.block(l, x, (h) => {
-          const H = this.config.nHeads;
-          const [wq, wk, wv] = this.wqkv(l);
-          const q = toHeads(tf.matMul(h, wq), B, T, H); // [B*H, T, hd]
-          const k = toHeads(tf.matMul(h, wk), B, T, H); // [B*H, T, hd]
-          const vh = toHeads(tf.matMul(h, wv), B, T, H); // [B*H, T, hd]
-          kT.push(k); // [B*H, T, hd]
-          v.push(vh);
-          return mergeHeads(attendHeads(tf.mul(q, scale), k, vh, biasT, B).y, B, T); // [B*T, d]
-        }, false);
+        x = this.block(
+          l,
+          x,
+          (h) => {
+            const H = this.config.nHeads;
+            const [wq, wk, wv] = this.wqkv(l);
+            const q = toHeads(tf.matMul(h, wq), B, T, H); // [B*H, T, hd]
+            const k = toHeads(tf.matMul(h, wk), B, T, H); // [B*H, T, hd]
+            const vh = toHeads(tf.matMul(h, wv), B, T, H); // [B*H, T, hd]
+            kT.push(k); // [B*H, T, hd]
+            v.push(vh);
+            return mergeHeads(attendHeads(tf.mul(q, scale), k, vh, biasT, B).y, B, T); // [B*T, d]
+          },
+          false,
+        );
       }
       const d = this.config.dModel;
       // A slice: cheaper than wasm's Gather.
@@ -171,23 +179,28 @@ export class Transformer {
       const kT: tf.Tensor3D[] = [];
       const v: tf.Tensor3D[] = [];
       for (let l = 0; l < this.config.nLayers; l++) {
-        x = this.block(l, x, (h) => {
-          const q = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wq`)); // [B, d]
-          const k = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wk`)); // [B, d]
-          const vv = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wv`)); // [B, d]
-          const q3 = tf.reshape(tf.mul(q, 1 / Math.sqrt(hd)), [B * H, 1, hd]); // [B*H, 1, hd], scaled
-          const kNew = tf.reshape(k, [B * H, 1, hd]); // [B*H, 1, hd]
-          const vNew = tf.reshape(vv, [B * H, 1, hd]); // [B*H, 1, hd]
-          const kAll = tf.concat([cache.kT[l], kNew], 1) as tf.Tensor3D; // [B*H, t, hd]
-          const vAll = tf.concat([cache.v[l], vNew], 1) as tf.Tensor3D; // [B*H, t, hd]
-          kT.push(kAll);
-          v.push(vAll);
-          // One query per row: a single small 3-D matmul beats B*H tiny 2-D ones here.
-          const scores = tf.matMul(q3, kAll, false, true); // [B*H, 1, t]
-          const att = tf.softmax(tf.add(tf.reshape(scores, [B, H, 1, t]), bias), -1); // [B, H, 1, t]
-          const y = tf.matMul(tf.reshape(att, [B * H, 1, t]) as tf.Tensor3D, vAll); // [B*H, 1, hd]
-          return tf.reshape(y, [B, this.config.dModel]) as tf.Tensor2D; // [B, d]
-        }, false);
+        x = this.block(
+          l,
+          x,
+          (h) => {
+            const q = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wq`)); // [B, d]
+            const k = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wk`)); // [B, d]
+            const vv = tf.matMul(h, this.p<tf.Rank.R2>(`h.${l}.attn.wv`)); // [B, d]
+            const q3 = tf.reshape(tf.mul(q, 1 / Math.sqrt(hd)), [B * H, 1, hd]); // [B*H, 1, hd], scaled
+            const kNew = tf.reshape(k, [B * H, 1, hd]); // [B*H, 1, hd]
+            const vNew = tf.reshape(vv, [B * H, 1, hd]); // [B*H, 1, hd]
+            const kAll = tf.concat([cache.kT[l], kNew], 1) as tf.Tensor3D; // [B*H, t, hd]
+            const vAll = tf.concat([cache.v[l], vNew], 1) as tf.Tensor3D; // [B*H, t, hd]
+            kT.push(kAll);
+            v.push(vAll);
+            // One query per row: a single small 3-D matmul beats B*H tiny 2-D ones here.
+            const scores = tf.matMul(q3, kAll, false, true); // [B*H, 1, t]
+            const att = tf.softmax(tf.add(tf.reshape(scores, [B, H, 1, t]), bias), -1); // [B, H, 1, t]
+            const y = tf.matMul(tf.reshape(att, [B * H, 1, t]) as tf.Tensor3D, vAll); // [B*H, 1, hd]
+            return tf.reshape(y, [B, this.config.dModel]) as tf.Tensor2D; // [B, d]
+          },
+          false,
+        );
       }
       return { logits: this.head(x, false), cache: { kT, v } };
     });

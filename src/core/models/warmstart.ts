@@ -87,7 +87,8 @@ export function warmStart(set: PolicySet, tok: CharTokenizer, demos: readonly De
     const pairs = rows.map((d) => encodeDemonstration(tok, d, set.roleMarkerInPrompt));
     const ctx = policy.model.config.contextLength;
     pairs.forEach((p, i) => {
-      if (p.prompt.length + p.completion.length - 1 > ctx) throw new Error(`warm start: row ${i} of role ${rows[i].role} needs ${p.prompt.length + p.completion.length - 1} positions, contextLength is ${ctx}`);
+      if (p.prompt.length + p.completion.length - 1 > ctx)
+        throw new Error(`warm start: row ${i} of role ${rows[i].role} needs ${p.prompt.length + p.completion.length - 1} positions, contextLength is ${ctx}`);
     });
     const optimizer = tf.train.adam(options.learningRate);
     const vars = policy.model.variables();
@@ -97,7 +98,11 @@ export function warmStart(set: PolicySet, tok: CharTokenizer, demos: readonly De
         let lossSum = 0;
         let correct = 0;
         let tokens = 0;
-        for (const batch of contextBatches(order.map((i) => pairs[i]), options.batchSize, ctx)) {
+        for (const batch of contextBatches(
+          order.map((i) => pairs[i]),
+          options.batchSize,
+          ctx,
+        )) {
           const r = trainStep(policy.model, batch, optimizer, vars);
           lossSum += r.lossSum;
           correct += r.correct;

@@ -92,7 +92,8 @@ export function readHfFiles(dir: string): { config: HfModelConfig; generation: H
 /** A model's weights as a TensorSource in the checkpoint's own layout (what saveMergedModel reads), from memory. */
 export function memorySource(model: HfModel, origin: string): TensorSource {
   const specs = new Map(expectedWeights(model.config).map((w) => [w.name, w]));
-  const transposed = (name: string) => name.endsWith('_proj.weight') || name === 'lm_head.weight' || (name === 'model.embed_tokens.weight' && model.config.tieWordEmbeddings);
+  const transposed = (name: string) =>
+    name.endsWith('_proj.weight') || name === 'lm_head.weight' || (name === 'model.embed_tokens.weight' && model.config.tieWordEmbeddings);
   return {
     origin,
     names: () => [...specs.keys()],
@@ -155,7 +156,8 @@ export class HfPolicies implements Policies {
     this.generation = files.generation;
     this.tokenizer = files.tokenizer;
     const resume = options.resumeDir;
-    const load = (from: string, trainable: boolean | 'lora', recompute: boolean) => loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute });
+    const load = (from: string, trainable: boolean | 'lora', recompute: boolean) =>
+      loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute });
     const checkpointOf = (id: string, what: string) => {
       const sub = path.join(resume!, id);
       if (!fs.existsSync(sub)) throw new Error(`${resume}: no ${what} for policy "${id}" (needed to resume)`);
@@ -183,7 +185,11 @@ export class HfPolicies implements Policies {
           const sub = resume ? checkpointOf(id, 'model folder') : null;
           const copy = sub
             ? load(sub, true, options.recompute)
-            : HfModel.fromSource(this.config, memorySource(this.model, `the base of policy "${id}" in memory`), { trainable: true, validVocab: this.tokenizer.vocabSize, recompute: options.recompute });
+            : HfModel.fromSource(this.config, memorySource(this.model, `the base of policy "${id}" in memory`), {
+                trainable: true,
+                validVocab: this.tokenizer.vocabSize,
+                recompute: options.recompute,
+              });
           this.copies.set(id, copy);
           if (sub) version = readPolicyFile(sub, id);
           this.names.set(id, copy.params);
@@ -325,7 +331,12 @@ export class HfPolicies implements Policies {
         baseModel: this.options.dir,
       });
     } else {
-      saveMergedModel(dir, { sourceDir: this.options.dir, config: this.config, source: memorySource(this.modelOf(policyId), `policy "${policyId}" in memory`), dtype: 'F32' });
+      saveMergedModel(dir, {
+        sourceDir: this.options.dir,
+        config: this.config,
+        source: memorySource(this.modelOf(policyId), `policy "${policyId}" in memory`),
+        dtype: 'F32',
+      });
     }
     fs.writeFileSync(path.join(dir, POLICY_FILE), JSON.stringify({ policyId: p.id, version: p.version, kind: a ? 'lora' : 'full' }, null, 2) + '\n');
   }

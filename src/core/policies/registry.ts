@@ -47,10 +47,15 @@ export function adapterSettings(config: RunConfig): HfAdapterConfig | null {
 export function hfModelDir(config: RunConfig, baseDir: string): string {
   const init = config.policies.init;
   if (!init) {
-    throw new Error('run config: field "policies.init": this run trains a Hugging Face model and needs its folder: --set policies.init=PATH (config.json, tokenizer.json and the safetensors weights)');
+    throw new Error(
+      'run config: field "policies.init": this run trains a Hugging Face model and needs its folder: --set policies.init=PATH (config.json, tokenizer.json and the safetensors weights)',
+    );
   }
   const dir = path.resolve(baseDir, init);
-  if (!fs.existsSync(dir)) throw new Error(`run config: field "policies.init" = "${init}": model folder ${dir} does not exist (moved or deleted?); the run's base model must stay where it was`);
+  if (!fs.existsSync(dir))
+    throw new Error(
+      `run config: field "policies.init" = "${init}": model folder ${dir} does not exist (moved or deleted?); the run's base model must stay where it was`,
+    );
   return dir;
 }
 
@@ -110,7 +115,8 @@ export function modelKindOf(config: RunConfig, baseDir: string, resumeDir?: stri
     const file = path.join(resumeDir, POLICIES_FILE);
     if (fs.existsSync(file)) {
       const kind = (JSON.parse(fs.readFileSync(file, 'utf8')) as { modelKind?: unknown }).modelKind;
-      if (!(POLICY_MODEL_KINDS as readonly unknown[]).includes(kind)) throw new Error(`${file}: field "modelKind" is ${JSON.stringify(kind)}; valid: ${POLICY_MODEL_KINDS.join(', ')}`);
+      if (!(POLICY_MODEL_KINDS as readonly unknown[]).includes(kind))
+        throw new Error(`${file}: field "modelKind" is ${JSON.stringify(kind)}; valid: ${POLICY_MODEL_KINDS.join(', ')}`);
       return kind as PolicyModelKind;
     }
   }

@@ -11,20 +11,9 @@
 import type { AdvantageOptions } from './advantages';
 import type { Grouping } from './config';
 import { getGrouping } from './groupings';
-import type {
-  BatchMember,
-  DroppedEvent,
-  ObjectiveBatch,
-  PreparedBatch,
-  PreparedEvent,
-  PreparedMember,
-} from './types';
+import type { BatchMember, DroppedEvent, ObjectiveBatch, PreparedBatch, PreparedEvent, PreparedMember } from './types';
 
-export function prepareBatch(
-  batch: ObjectiveBatch,
-  grouping: Grouping,
-  options: AdvantageOptions,
-): PreparedBatch {
+export function prepareBatch(batch: ObjectiveBatch, grouping: Grouping, options: AdvantageOptions): PreparedBatch {
   if (!batch || !Array.isArray(batch.events) || !Array.isArray(batch.members)) {
     throw new Error('objective batch: expected { events: [...], members: [...] }');
   }
@@ -94,9 +83,7 @@ function checkMember(m: BatchMember, index: number): void {
     if (!Array.isArray(m[field])) throw new Error(`${where}: field "${field}" must be an array of numbers`);
   }
   if (m.logpCur.length !== m.mask.length || m.logpOld.length !== m.mask.length) {
-    throw new Error(
-      `${where}: lengths differ (logpCur ${m.logpCur.length}, logpOld ${m.logpOld.length}, mask ${m.mask.length})`,
-    );
+    throw new Error(`${where}: lengths differ (logpCur ${m.logpCur.length}, logpOld ${m.logpOld.length}, mask ${m.mask.length})`);
   }
   for (const field of ['logpCur', 'logpOld'] as const) {
     const arr = m[field];

@@ -59,12 +59,7 @@ export const objectiveConfigSchema = z
           '(beyond the paper: its section 6 reports a length dependence). Default off.',
       )
       .default(false),
-    clipLow: z
-      .number()
-      .min(0)
-      .lt(1)
-      .describe('Lower clip range eps_low: ratios below 1 - clipLow stop pulling when A < 0. [0, 1), 0.2 typical.')
-      .default(0.2),
+    clipLow: z.number().min(0).lt(1).describe('Lower clip range eps_low: ratios below 1 - clipLow stop pulling when A < 0. [0, 1), 0.2 typical.').default(0.2),
     clipHigh: z
       .number()
       .gt(0)

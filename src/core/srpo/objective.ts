@@ -37,12 +37,7 @@ export function prepareObjectiveBatch(batch: ObjectiveBatch, config: ObjectiveCo
   return prepareBatch(batch, groupingOf(config), config);
 }
 
-export function objectiveForTraining(
-  prepared: PreparedBatch,
-  logpCur: tf.Tensor2D,
-  config: ObjectiveConfig,
-  totals?: ObjectiveTotals,
-): VariantOutput {
+export function objectiveForTraining(prepared: PreparedBatch, logpCur: tf.Tensor2D, config: ObjectiveConfig, totals?: ObjectiveTotals): VariantOutput {
   const inputs = buildObjectiveInputs(prepared, config, { logpCur, totals });
   try {
     return getVariant(config.algorithm).compute(inputs, config);

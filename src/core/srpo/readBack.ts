@@ -35,7 +35,11 @@ export interface Unpacked {
 }
 
 /** Packs `scalars` (in key order), the per-event tensors and `extras` (flattened) into one [N] tensor. Call inside tf.tidy or variableGrads. */
-export function packOutputs(scalars: Record<string, tf.Scalar>, perEvent: VariantOutput['perEvent'], extras: readonly tf.Tensor[] = []): { packed: tf.Tensor1D; layout: PackLayout } {
+export function packOutputs(
+  scalars: Record<string, tf.Scalar>,
+  perEvent: VariantOutput['perEvent'],
+  extras: readonly tf.Tensor[] = [],
+): { packed: tf.Tensor1D; layout: PackLayout } {
   const keys = Object.keys(scalars);
   const parts: tf.Tensor[] = [tf.stack(keys.map((k) => scalars[k]))]; // [S]
   if (perEvent) parts.push(perEvent.logRatio, perEvent.ratio, perEvent.clippedLow, perEvent.clippedHigh); // 4 x [E]

@@ -103,7 +103,10 @@ function byKey(keys: string[], rewards: number[], cfg: ObjectiveConfig): number[
     done.add(keys[i]);
     const idx: number[] = [];
     for (let j = 0; j < keys.length; j++) if (keys[j] === keys[i]) idx.push(j);
-    const adv = normalise(idx.map((j) => rewards[j]), cfg);
+    const adv = normalise(
+      idx.map((j) => rewards[j]),
+      cfg,
+    );
     idx.forEach((j, t) => (out[j] = adv[t]));
   }
   return out;
@@ -112,7 +115,11 @@ function byKey(keys: string[], rewards: number[], cfg: ObjectiveConfig): number[
 /** Event and member advantages of every grouping, by plain loops over the prepared batch. */
 const ADVANTAGES = {
   event: (b, cfg) => {
-    const events = byKey(b.events.map((e) => e.group), b.events.map((e) => e.reward), cfg);
+    const events = byKey(
+      b.events.map((e) => e.group),
+      b.events.map((e) => e.reward),
+      cfg,
+    );
     return { events, members: b.members.map((m) => events[m.event]) };
   },
   trajectory: (b, cfg) => {

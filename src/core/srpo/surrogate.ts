@@ -26,13 +26,7 @@ export interface SurrogateOutput {
   metrics: Record<string, tf.Scalar>;
 }
 
-export function clippedSurrogate(
-  logRatio: tf.Tensor,
-  advantage: tf.Tensor,
-  weight: tf.Tensor,
-  weightTotal: number,
-  config: ObjectiveConfig,
-): SurrogateOutput {
+export function clippedSurrogate(logRatio: tf.Tensor, advantage: tf.Tensor, weight: tf.Tensor, weightTotal: number, config: ObjectiveConfig): SurrogateOutput {
   const lo = 1 - config.clipLow;
   const hi = 1 + config.clipHigh;
   const lc = tf.clipByValue(logRatio, -LOG_RATIO_CLAMP, LOG_RATIO_CLAMP);

@@ -55,8 +55,14 @@ export interface ObjectiveTotals {
 export function objectiveTotals(batch: PreparedBatch, config: ObjectiveConfig): ObjectiveTotals {
   const weight = REDUCTION_WEIGHT[config.reduction];
   return {
-    eventWeight: Math.max(1, batch.events.reduce((a, e) => a + weight(e), 0)),
-    tokens: Math.max(1, batch.members.reduce((a, m) => a + m.length, 0)),
+    eventWeight: Math.max(
+      1,
+      batch.events.reduce((a, e) => a + weight(e), 0),
+    ),
+    tokens: Math.max(
+      1,
+      batch.members.reduce((a, m) => a + m.length, 0),
+    ),
     members: Math.max(1, batch.members.length),
   };
 }

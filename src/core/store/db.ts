@@ -173,7 +173,10 @@ function openFile(path: string, rule: AccessRule): LabDb {
   if (readwrite) {
     reader?.close();
     if (!writable) {
-      throw new LabStoreError('read_only', `${path} is read-only (the file or its folder): this command writes to it; the read commands (runs, show, export, eval) still open it`);
+      throw new LabStoreError(
+        'read_only',
+        `${path} is read-only (the file or its folder): this command writes to it; the read commands (runs, show, export, eval) still open it`,
+      );
     }
     return new LabDb(openWritable(path, state, rule), path);
   }
@@ -221,7 +224,10 @@ function fileState(path: string): FileState {
 function refusalOf(state: FileState, path: string, why = ''): LabStoreError {
   return state === 'missing'
     ? new LabStoreError('open_failed', `no lab database at ${path}${why ? ` ${why}` : ' (this command does not create one)'}`)
-    : new LabStoreError('empty_file', `${path} is an empty file, not a lab database${why ? ` ${why}` : ' (only a command that creates databases, such as train, makes one of it)'}`);
+    : new LabStoreError(
+        'empty_file',
+        `${path} is an empty file, not a lab database${why ? ` ${why}` : ' (only a command that creates databases, such as train, makes one of it)'}`,
+      );
 }
 
 /** Whether SQLite could write the file and its WAL/-shm (which live in its folder). */
@@ -253,7 +259,10 @@ function openReadonly(path: string): Database.Database {
   }
   const wal = `${path}-wal`;
   if (existsSync(wal) && statSync(wal).size > 0) {
-    throw new LabStoreError('open_failed', `${path} is in a read-only folder and ${wal} holds commits not yet in the file; open it once where its folder is writable`);
+    throw new LabStoreError(
+      'open_failed',
+      `${path} is in a read-only folder and ${wal} holds commits not yet in the file; open it once where its folder is writable`,
+    );
   }
   const copy = readFileSync(path);
   if (copy.length >= 20 && copy[18] === 2 && copy[19] === 2) copy[18] = copy[19] = 1; // WAL -> rollback journal, in the copy only
@@ -323,7 +332,10 @@ function refuse(found: Found, path: string, rule: AccessRule): void {
     throw new LabStoreError('foreign_database', `${path} is a SQLite database with ${tables} tables but no SRPO Lab schema version; not an SRPO Lab database`);
   }
   if (version === 0 && !rule.mayCreate) {
-    throw new LabStoreError('empty_file', `${path} is an empty SQLite database, not yet a lab database (only a command that creates databases, such as train, makes one of it)`);
+    throw new LabStoreError(
+      'empty_file',
+      `${path} is an empty SQLite database, not yet a lab database (only a command that creates databases, such as train, makes one of it)`,
+    );
   }
 }
 
@@ -348,13 +360,16 @@ function migrate(raw: Database.Database, found: Found, path: string): void {
     for (const m of MIGRATIONS.slice(found.version)) {
       // Each migration and its user_version bump commit together: a crash mid-migration leaves
       // the previous version intact.
-      raw.transaction(() => {
-        m.up(raw);
-        const broken = raw.pragma('foreign_key_check') as unknown[];
-        if (broken.length > 0) throw new LabStoreError('open_failed', `${path}: migration ${m.name} would leave ${broken.length} rows with a dangling foreign key; not applied`);
-        if (m.version === 1) raw.pragma(`application_id = ${APPLICATION_ID}`);
-        raw.pragma(`user_version = ${m.version}`);
-      }).immediate();
+      raw
+        .transaction(() => {
+          m.up(raw);
+          const broken = raw.pragma('foreign_key_check') as unknown[];
+          if (broken.length > 0)
+            throw new LabStoreError('open_failed', `${path}: migration ${m.name} would leave ${broken.length} rows with a dangling foreign key; not applied`);
+          if (m.version === 1) raw.pragma(`application_id = ${APPLICATION_ID}`);
+          raw.pragma(`user_version = ${m.version}`);
+        })
+        .immediate();
     }
   } finally {
     raw.pragma('foreign_keys = ON');

@@ -163,7 +163,11 @@ export function liveLease(db: LabDb, runId: number, env: LeaseEnv = defaultLease
 
 /** Every live lease of the database, oldest first. */
 export function liveLeases(db: LabDb, env: LeaseEnv = defaultLeaseEnv()): RunLease[] {
-  return db.stmt<[], LeaseRow>(SELECT_ALL).all().map(toLease).filter((l) => leaseLiveness(l, env).alive);
+  return db
+    .stmt<[], LeaseRow>(SELECT_ALL)
+    .all()
+    .map(toLease)
+    .filter((l) => leaseLiveness(l, env).alive);
 }
 
 export interface AcquireOptions {
@@ -196,7 +200,8 @@ export function acquireLease(db: LabDb, runId: number, holder: LeaseHolder, kind
       let tookOver: Acquired['tookOver'] = null;
       if (current && current.holder !== holder.token) {
         const live = leaseLiveness(current, env);
-        const handedOver = options.fromParent !== undefined && current.kind === 'starting' && current.pid === options.fromParent && current.host === holder.host;
+        const handedOver =
+          options.fromParent !== undefined && current.kind === 'starting' && current.pid === options.fromParent && current.host === holder.host;
         if (live.alive && !handedOver) throw new LeaseHeldError(current, now);
         if (!live.alive) tookOver = { lease: current, why: live.why };
       }

@@ -89,4 +89,3 @@ export interface EventPageRequest {
   /** Continue after this row (the previous page's `next`). */
   after?: EventCursor | null;
 }
-

@@ -117,7 +117,10 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
  */
 export function downsampleInSql(db: LabDb, runId: number, key: string, first: number, n: number, maxPoints: number): MetricPoint[] {
   type BucketRow = [...Row, number | null, number | null, number | null];
-  const rows = db.stmt<[Record<string, number | string>], BucketRow>(BUCKETS).raw(true).all({ runId, key, first, n, buckets: Math.floor(maxPoints / 2) });
+  const rows = db
+    .stmt<[Record<string, number | string>], BucketRow>(BUCKETS)
+    .raw(true)
+    .all({ runId, key, first, n, buckets: Math.floor(maxPoints / 2) });
   const out: MetricPoint[] = [];
   for (const r of rows) {
     const min = toPoint(r);

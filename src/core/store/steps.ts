@@ -292,5 +292,8 @@ export function truncateAfter(db: LabDb, runId: number, step: number): number {
 
 /** The committed step numbers of a run, ascending. */
 export function committedSteps(db: LabDb, runId: number): number[] {
-  return db.stmt<[number], { step: number }>(COMMITTED_STEPS).all(runId).map((r) => r.step);
+  return db
+    .stmt<[number], { step: number }>(COMMITTED_STEPS)
+    .all(runId)
+    .map((r) => r.step);
 }

@@ -54,7 +54,12 @@ export function getSuite(db: LabDb, suiteId: number): StoredSuite | null {
 }
 
 export function suiteCells(db: LabDb, suiteId: number): StoredSuiteCell[] {
-  const rows = db.stmt('SELECT position, row_label, seed, run_id FROM suite_runs WHERE suite_id = ? ORDER BY position').all(suiteId) as { position: number; row_label: string; seed: number; run_id: number | null }[];
+  const rows = db.stmt('SELECT position, row_label, seed, run_id FROM suite_runs WHERE suite_id = ? ORDER BY position').all(suiteId) as {
+    position: number;
+    row_label: string;
+    seed: number;
+    run_id: number | null;
+  }[];
   return rows.map((r) => ({ position: r.position, label: r.row_label, seed: r.seed, runId: r.run_id }));
 }
 

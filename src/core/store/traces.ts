@@ -13,15 +13,7 @@
  */
 import { decodeFloat32, decodeInt32, decodeUint8 } from './blobs';
 import type { LabDb } from './db';
-import type {
-  EpisodeDetail,
-  EventDetail,
-  EventFilter,
-  EventPage,
-  EventPageRequest,
-  EventSummary,
-  StoredMember,
-} from './records';
+import type { EpisodeDetail, EventDetail, EventFilter, EventPage, EventPageRequest, EventSummary, StoredMember } from './records';
 
 /**
  * The events and episodes columns under their record names (snake_case to the record's camelCase),

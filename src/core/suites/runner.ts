@@ -49,7 +49,8 @@ export function materialiseSuite(store: LabStore, suiteId: number): number {
   const planned = expandSuite(resolveSuiteSpec(suite.spec));
   for (const cell of missing) {
     const plan = planned[cell.position];
-    if (!plan || plan.label !== cell.label || plan.seed !== cell.seed) throw new Error(`suite ${suiteId}: cell ${cell.position} (${cell.label}, seed ${cell.seed}) no longer matches its spec`);
+    if (!plan || plan.label !== cell.label || plan.seed !== cell.seed)
+      throw new Error(`suite ${suiteId}: cell ${cell.position} (${cell.label}, seed ${cell.seed}) no longer matches its spec`);
     setSuiteCellRun(store.db, suiteId, cell.position, createRun(store, { config: plan.config, preset: plan.preset }));
   }
   return missing.length;
@@ -135,7 +136,10 @@ export async function runSuite(suiteId: number, o: SuiteRunOptions): Promise<Sui
   }
   outcome.stopped += queue.length - Math.min(next, queue.length);
   const resume = `srpo-lab suite resume ${suiteId} --db ${o.dbPath}`;
-  if (outcome.interrupted || outcome.failed) out(`suite ${suiteId}: ${outcome.skipped + outcome.completed} of ${cells.length} runs completed, ${outcome.failed} failed, ${outcome.stopped} stopped or not started; continue with: ${resume}`);
+  if (outcome.interrupted || outcome.failed)
+    out(
+      `suite ${suiteId}: ${outcome.skipped + outcome.completed} of ${cells.length} runs completed, ${outcome.failed} failed, ${outcome.stopped} stopped or not started; continue with: ${resume}`,
+    );
   else out(`suite ${suiteId} completed: ${cells.length} runs. See: srpo-lab suite show ${suiteId} --db ${o.dbPath}`);
   return outcome;
 }

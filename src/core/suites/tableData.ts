@@ -61,7 +61,8 @@ export function suiteDetail(store: LabStore, suiteId: number, options: { baselin
   if (!s) return null;
   const cells = entries(store, suiteId, options.queued ?? new Set());
   const sum = summary(s, cells);
-  if (options.baseline !== undefined && !sum.rows.includes(options.baseline)) throw new Error(`suite ${suiteId}: baseline "${options.baseline}" is not a row; rows: ${sum.rows.join(', ')}`);
+  if (options.baseline !== undefined && !sum.rows.includes(options.baseline))
+    throw new Error(`suite ${suiteId}: baseline "${options.baseline}" is not a row; rows: ${sum.rows.join(', ')}`);
   const baseline = options.baseline ?? sum.baseline;
   return { ...sum, baseline, entries: cells, table: buildSuiteTable(suiteTableRuns(store, cells), sum.rows, baseline) };
 }

@@ -49,7 +49,10 @@ export function savePoliciesCheckpoint(dir: string, policies: Policies, optimize
     const opt = optimizers.get(p.id);
     if (opt) fs.writeFileSync(path.join(sub, OPTIMIZER_FILE), encodeSafetensors(opt.state()));
   }
-  fs.writeFileSync(path.join(tmp, POLICIES_FILE), JSON.stringify({ modelKind: policies.modelKind, sharing: policies.sharing, policies: policies.ids() }, null, 2) + '\n');
+  fs.writeFileSync(
+    path.join(tmp, POLICIES_FILE),
+    JSON.stringify({ modelKind: policies.modelKind, sharing: policies.sharing, policies: policies.ids() }, null, 2) + '\n',
+  );
   // Rename last, so a crash mid-write never leaves a directory that looks complete.
   fs.rmSync(dir, { recursive: true, force: true });
   fs.renameSync(tmp, dir);
@@ -81,7 +84,12 @@ export function loadPolicies(dir: string, config: RunConfig): { policies: Policy
   if (!fs.existsSync(dir)) throw new Error(`checkpoint directory ${dir} does not exist (moved or deleted?)`);
   const single = isModelCheckpoint(dir);
   const first = single ? readCheckpoint(dir) : null;
-  const subdirs = single ? [] : fs.readdirSync(dir).filter((n) => fs.statSync(path.join(dir, n)).isDirectory()).sort();
+  const subdirs = single
+    ? []
+    : fs
+        .readdirSync(dir)
+        .filter((n) => fs.statSync(path.join(dir, n)).isDirectory())
+        .sort();
   if (!single && subdirs.length === 0) throw new Error(`${dir}: neither a model checkpoint (${CHECKPOINT_FILES.config}) nor a directory of policy checkpoints`);
   const probe = first ?? readCheckpoint(path.join(dir, subdirs[0]));
   // A shared checkpoint can seed every policy of a per-role set (each role starts from it).

@@ -76,7 +76,9 @@ export function corpusIndexDirForRunDir(runDir: string): string {
 
 export function buildEnvironment(config: RunConfig, options: EnvironmentOptions = {}): Environment {
   if (config.policies.kind === 'gold' && (options.purpose ?? 'train') === 'train') {
-    throw new Error('run config: field "policies.kind" = "gold": the gold policy is a scripted dry run that cannot be trained; evaluate with it instead: srpo-lab eval --config FILE --policy gold');
+    throw new Error(
+      'run config: field "policies.kind" = "gold": the gold policy is a scripted dry run that cannot be trained; evaluate with it instead: srpo-lab eval --config FILE --policy gold',
+    );
   }
   const missing = missingDataSlots(config);
   if (missing.length) throw new Error(`run config: field "tasks.paths": ${missingDataSlotsMessage(missing)}`);
@@ -87,7 +89,9 @@ export function buildEnvironment(config: RunConfig, options: EnvironmentOptions 
   for (const e of [...train, ...evals]) {
     const wanted = config.workflow.name === 'single' ? [wfOptions.domain ?? 'math'] : workflow.domains;
     if (!wanted.includes(e.domain)) {
-      throw new Error(`run config: task "${e.name}" is ${e.domain}, but workflow "${config.workflow.name}" takes ${wanted.join(' or ')} tasks${config.workflow.name === 'single' ? ' (set workflow.options.domain)' : ''}`);
+      throw new Error(
+        `run config: task "${e.name}" is ${e.domain}, but workflow "${config.workflow.name}" takes ${wanted.join(' or ')} tasks${config.workflow.name === 'single' ? ' (set workflow.options.domain)' : ''}`,
+      );
     }
   }
 

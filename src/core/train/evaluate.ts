@@ -89,7 +89,9 @@ export function hfRunner(m: HfEvalModel, config: RunConfig): EpisodeRunner {
     let round = 0;
     runLockstep(episodes, (requests) => {
       markEnded();
-      const prompts = requests.map(({ member }) => m.tokenizer.applyChatTemplate([{ role: 'user', content: member.prompt }], { addGenerationPrompt: true }).ids);
+      const prompts = requests.map(
+        ({ member }) => m.tokenizer.applyChatTemplate([{ role: 'user', content: member.prompt }], { addGenerationPrompt: true }).ids,
+      );
       const rows = sampleHf(m.model, prompts, {
         maxNewTokens: config.rollout.maxNewTokens,
         temperature: config.eval.temperature,

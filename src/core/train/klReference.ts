@@ -23,7 +23,9 @@ export function klToReference(ref: tf.Tensor2D, logpCur: tf.Tensor2D, mask: tf.T
 export function referenceLogp(samples: readonly MemberSample[], source: number, klCoef: number): number[] {
   const s = samples[source];
   if (!s.refLogp) {
-    throw new Error(`update: kl.coef is ${klCoef} but member sample ${source} (policy ${s.policyId}) has no reference log-probs (MemberSample.refLogp): the run's policies were built without a reference`);
+    throw new Error(
+      `update: kl.coef is ${klCoef} but member sample ${source} (policy ${s.policyId}) has no reference log-probs (MemberSample.refLogp): the run's policies were built without a reference`,
+    );
   }
   return s.refLogp;
 }

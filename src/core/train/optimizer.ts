@@ -70,11 +70,15 @@ export class AdamW {
 
   /** Restores a state written by `state()`; `source` names the file in errors. */
   load(state: ReadonlyMap<string, NamedArray>, source: string): void {
-    for (const [kind, vars] of [['m', this.m], ['v', this.v]] as const) {
+    for (const [kind, vars] of [
+      ['m', this.m],
+      ['v', this.v],
+    ] as const) {
       for (const [name, variable] of vars) {
         const t = state.get(`${kind}/${name}`);
         if (!t) throw new Error(`${source}: optimizer tensor "${kind}/${name}" is missing`);
-        if (t.data.length !== variable.size) throw new Error(`${source}: optimizer tensor "${kind}/${name}" has ${t.data.length} values, expected ${variable.size}`);
+        if (t.data.length !== variable.size)
+          throw new Error(`${source}: optimizer tensor "${kind}/${name}" has ${t.data.length} values, expected ${variable.size}`);
         variable.assign(tf.tensor(t.data, variable.shape));
       }
     }

@@ -192,12 +192,16 @@ export class Trainer {
     if (!final) {
       let t = performance.now();
       const episodes = createEpisodes(this.env, c, tasksForStep(this.env, c, step), c.rollout.groupSize, `s${step}`);
-      const rollouts = runRollouts(episodes, { policies: this.policies }, {
-        temperature: c.rollout.temperature,
-        topP: c.rollout.topP,
-        maxNewTokens: c.rollout.maxNewTokens,
-        seed: mixSeed(c.seed, step, 1),
-      });
+      const rollouts = runRollouts(
+        episodes,
+        { policies: this.policies },
+        {
+          temperature: c.rollout.temperature,
+          topP: c.rollout.topP,
+          maxNewTokens: c.rollout.maxNewTokens,
+          seed: mixSeed(c.seed, step, 1),
+        },
+      );
       time.rollout = performance.now() - t;
       time.sampler = rollouts.samplerMs;
 

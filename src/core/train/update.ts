@@ -145,7 +145,8 @@ function updateMiniBatch(
   for (const g of mini.groups) for (const [name, v] of policies.trainable(g.policyId)) paramOf.set(v.name, { policyId: g.policyId, name });
   const gradNorm = globalGradNorm(grads, paramOf);
   out.metrics['grad/norm'] = gradNorm;
-  out.skipReason = skip ?? (!Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null);
+  out.skipReason =
+    skip ?? (!Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null);
   if (!out.skipReason) out.metrics['grad/clip_scale'] = applyClipped(grads, paramOf, gradNorm, ctx, policies);
   tf.dispose([...grads.values()]);
   return out;
@@ -169,7 +170,10 @@ function accumulate(
   noiseSeed: number,
 ) {
   const totals = objectiveTotals(mini.prepared, objective);
-  const klTokens = Math.max(1, mini.prepared.members.reduce((a, m) => a + m.length, 0));
+  const klTokens = Math.max(
+    1,
+    mini.prepared.members.reduce((a, m) => a + m.length, 0),
+  );
   const out: MiniBatchResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), skipReason: null };
   const grads = new Map<string, tf.Tensor>(); // by variable name
   let loss = 0;
@@ -264,7 +268,13 @@ function microStep(
   const M = prepared.members.length;
   const klCoef = ctx.config.kl.coef;
   // Checked before any tensor exists: a member without reference log-probs has no KL term.
-  const ref = klCoef > 0 ? padRows(prepared.members.map((m) => referenceLogp(samples, m.source, klCoef)), T) : null;
+  const ref =
+    klCoef > 0
+      ? padRows(
+          prepared.members.map((m) => referenceLogp(samples, m.source, klCoef)),
+          T,
+        )
+      : null;
   const vars: tf.Variable[] = [];
   for (const g of groups) vars.push(...policies.trainable(g.policyId).values());
   let layout = {} as PackLayout; // set inside variableGrads

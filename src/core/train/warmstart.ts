@@ -36,16 +36,24 @@ export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: st
   const recipe = warmStartRecipe(req.preset);
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
   const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0, recipe.errorRate);
-  req.log?.(`warm start for ${req.preset}: ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`);
+  req.log?.(
+    `warm start for ${req.preset}: ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`,
+  );
   const { policies, tokenizer } = initialPolicies(config);
   try {
-    const reports = warmStart(policies, tokenizer, demos.map((d) => ({ ...d, role: d.role as Role })), {
-      epochs: req.epochs ?? recipe.epochs,
-      batchSize: 8,
-      learningRate: 2e-3,
-      seed,
-      onEpoch: (r) => req.log?.(`  ${r.policyId} epoch ${r.epoch + 1}: loss ${r.loss.toFixed(3)} nats/token, token accuracy ${(100 * r.accuracy).toFixed(1)}%`),
-    });
+    const reports = warmStart(
+      policies,
+      tokenizer,
+      demos.map((d) => ({ ...d, role: d.role as Role })),
+      {
+        epochs: req.epochs ?? recipe.epochs,
+        batchSize: 8,
+        learningRate: 2e-3,
+        seed,
+        onEpoch: (r) =>
+          req.log?.(`  ${r.policyId} epoch ${r.epoch + 1}: loss ${r.loss.toFixed(3)} nats/token, token accuracy ${(100 * r.accuracy).toFixed(1)}%`),
+      },
+    );
     for (const p of policies.policies()) p.version = 0; // RL starts counting its own updates
     const dir = saveRunCheckpoint(req.out, policies, tokenizer, new Map());
     return { dir, reports, demonstrations: demos.length };
@@ -65,7 +73,11 @@ export function warmStartDemonstrations(config: RunConfig, seed: number, episode
   const generators = [...new Set([...config.tasks.train, ...config.tasks.eval].filter((t) => typeof t === 'string'))];
   const seeds = ['v1', ...Array.from({ length: dataSeeds }, (_, i) => `warmstart-${i + 1}`)];
   return generators.flatMap((name) => {
-    const heldOut = new Set(getTaskGenerator(name).rows('test').map((r) => r.question));
+    const heldOut = new Set(
+      getTaskGenerator(name)
+        .rows('test')
+        .map((r) => r.question),
+    );
     return seeds.flatMap((dataSeed) => {
       const generator = getTaskGenerator(name, { seed: dataSeed });
       const corpus = generator.corpus?.();
@@ -85,5 +97,12 @@ export function warmStartDemonstrations(config: RunConfig, seed: number, episode
 
 /** A generator whose rows skip the given questions (the run's own test split). */
 function withoutQuestions(generator: TaskGenerator, questions: ReadonlySet<string>): TaskGenerator {
-  return { ...generator, rows: (split, count) => generator.rows(split).filter((r) => !questions.has(r.question)).slice(0, count ?? undefined) };
+  return {
+    ...generator,
+    rows: (split, count) =>
+      generator
+        .rows(split)
+        .filter((r) => !questions.has(r.question))
+        .slice(0, count ?? undefined),
+  };
 }

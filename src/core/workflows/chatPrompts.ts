@@ -27,27 +27,47 @@ const BRIEF = 'Keep the reply short: only what is asked, in the format asked.';
 
 /** The system message of each instruction template (the parser-visible format is named in every one). */
 export const CHAT_SYSTEM_PROMPTS = {
-  router: TEAM + MATH + 'You are the router: read the problem and decide how many solvers should work on it in parallel (more for harder problems). Reply with the number only, as <solvers>N</solvers>, N within the range you are given. ' + BRIEF,
+  router:
+    TEAM +
+    MATH +
+    'You are the router: read the problem and decide how many solvers should work on it in parallel (more for harder problems). Reply with the number only, as <solvers>N</solvers>, N within the range you are given. ' +
+    BRIEF,
   solver: TEAM + MATH + 'You are a solver: solve the problem step by step, using the team context when it helps. ' + BOXED + BRIEF,
   verifier:
-    TEAM + MATH + 'You are the verifier: check the solvers\' work above for errors. Reply <verdict>accept</verdict> when a proposed answer is right, or <verdict>revise</verdict> when the solutions must be revised. ' + BRIEF,
+    TEAM +
+    MATH +
+    "You are the verifier: check the solvers' work above for errors. Reply <verdict>accept</verdict> when a proposed answer is right, or <verdict>revise</verdict> when the solutions must be revised. " +
+    BRIEF,
   reviser: TEAM + MATH + 'You are the reviser: the verifier asked for a revision. Fix the solution above step by step. ' + BOXED + BRIEF,
-  aggregator: TEAM + MATH + 'You are the aggregator: read the solutions and the verdict above and give the team\'s final answer. ' + BOXED + BRIEF,
+  aggregator: TEAM + MATH + "You are the aggregator: read the solutions and the verdict above and give the team's final answer. " + BOXED + BRIEF,
   search_router:
-    TEAM + SEARCH + 'You are the router: if the evidence retrieved so far answers the question, reply <route>STOP</route>; otherwise name the searchers that should search next, as <route>i,j</route> with indices from the range you are given. ' + BRIEF,
+    TEAM +
+    SEARCH +
+    'You are the router: if the evidence retrieved so far answers the question, reply <route>STOP</route>; otherwise name the searchers that should search next, as <route>i,j</route> with indices from the range you are given. ' +
+    BRIEF,
   searcher:
-    TEAM + SEARCH + 'You are a searcher: think briefly about what is still missing, then write one search query. Reply <think>your reasoning</think><search>your query</search>. ' + BRIEF,
+    TEAM +
+    SEARCH +
+    'You are a searcher: think briefly about what is still missing, then write one search query. Reply <think>your reasoning</think><search>your query</search>. ' +
+    BRIEF,
   search_verifier:
-    TEAM + SEARCH + 'You are the evidence verifier: judge whether the retrieved documents suffice to answer the question. Reply <verdict>sufficient</verdict> or <verdict>insufficient</verdict>. ' + BRIEF,
+    TEAM +
+    SEARCH +
+    'You are the evidence verifier: judge whether the retrieved documents suffice to answer the question. Reply <verdict>sufficient</verdict> or <verdict>insufficient</verdict>. ' +
+    BRIEF,
   answerer:
-    TEAM + SEARCH + 'You are the answer agent: answer the question from the evidence above. Reply <think>your reasoning</think><answer>a short answer, a few words</answer>. ' + BRIEF,
+    TEAM +
+    SEARCH +
+    'You are the answer agent: answer the question from the evidence above. Reply <think>your reasoning</think><answer>a short answer, a few words</answer>. ' +
+    BRIEF,
   single_math: 'You solve math problems. Solve the problem step by step. ' + BOXED + BRIEF,
   single_qa: 'You answer questions. Reply with a short answer of a few words as <answer>answer</answer>. ' + BRIEF,
 } satisfies Record<InstructionName, string>;
 
 /** The messages of one member's prompt: its role's instructions, then the state it sees. */
 export function chatMessages(instruction: InstructionName, prompt: string): ChatMessage[] {
-  if (!Object.hasOwn(CHAT_SYSTEM_PROMPTS, instruction)) throw new Error(`chat prompt: unknown instruction "${instruction}"; valid: ${Object.keys(CHAT_SYSTEM_PROMPTS).join(', ')}`);
+  if (!Object.hasOwn(CHAT_SYSTEM_PROMPTS, instruction))
+    throw new Error(`chat prompt: unknown instruction "${instruction}"; valid: ${Object.keys(CHAT_SYSTEM_PROMPTS).join(', ')}`);
   return [
     { role: 'system', content: CHAT_SYSTEM_PROMPTS[instruction] },
     { role: 'user', content: prompt },

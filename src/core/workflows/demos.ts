@@ -46,7 +46,10 @@ export interface DemoOptions {
 export function warmStartDemos(options: DemoOptions): DemoRow[] {
   const errorRate = options.errorRate ?? 0.2;
   const formatErrorRate = options.formatErrorRate ?? 0.03;
-  for (const [name, v] of [['errorRate', errorRate], ['formatErrorRate', formatErrorRate]] as const) {
+  for (const [name, v] of [
+    ['errorRate', errorRate],
+    ['formatErrorRate', formatErrorRate],
+  ] as const) {
     if (!(v >= 0 && v <= 1)) throw new Error(`warmStartDemos: ${name} must be in [0, 1], got ${v}`);
   }
   const workflow = getWorkflow(options.workflow);
@@ -108,7 +111,10 @@ function evidencePhrase(prompt: string, fact: string): string | null {
 
 /** Facts of the task's hops that appear in the prompt's evidence (documents shown). */
 function hopsFound(prompt: string, hops: readonly KbHop[]): number {
-  const docs = prompt.split('\n').filter((l) => l.startsWith('Doc ')).join('\n');
+  const docs = prompt
+    .split('\n')
+    .filter((l) => l.startsWith('Doc '))
+    .join('\n');
   let n = 0;
   while (n < hops.length && docs.includes(hops[n].fact)) n++;
   return n;
@@ -170,7 +176,7 @@ function noisyOracle(rng: Rng, errorRate: number, formatErrorRate: number): Memb
       case 'answerer':
       case 'single_qa': {
         const known = member.instruction === 'single_qa' || member.prompt.includes(gold);
-        const answer = known && !err() ? gold : hops[0]?.entity ?? 'unknown';
+        const answer = known && !err() ? gold : (hops[0]?.entity ?? 'unknown');
         // The answerer's think quotes the evidence phrase that holds the answer (what it can see,
         // never the hidden hop facts): writing the relation the question asks about, then
         // copying the word that follows it in a document, is how a tiny character model gets the

@@ -55,7 +55,11 @@ class MathEpisode extends EpisodeBase {
   private reviseAfterAggregate = false;
   private readonly rng: Rng;
 
-  constructor(task: WorkflowTask, private readonly config: MathConfig, options: EpisodeOptions) {
+  constructor(
+    task: WorkflowTask,
+    private readonly config: MathConfig,
+    options: EpisodeOptions,
+  ) {
     super(options.episodeId, task, 'math', config.invalidPenalty);
     this.rng = createRng(options.seed ?? options.episodeId);
     const s = config.solvers;
@@ -78,7 +82,13 @@ class MathEpisode extends EpisodeBase {
   private requestRouter(): void {
     const maxK = this.config.solvers.mode === 'router' ? this.config.solvers.maxK : 1;
     this.request('router', [
-      { role: 'router', agent: 'router', instruction: 'router', prompt: assemblePrompt(this.observation(), [], INSTRUCTIONS.router({ k: maxK })), parse: (o) => parseSolverCount(o, maxK) },
+      {
+        role: 'router',
+        agent: 'router',
+        instruction: 'router',
+        prompt: assemblePrompt(this.observation(), [], INSTRUCTIONS.router({ k: maxK })),
+        parse: (o) => parseSolverCount(o, maxK),
+      },
     ]);
   }
 

@@ -10,7 +10,19 @@
  */
 
 /** One template per way a role is prompted (the math and search routers want different formats). */
-export const INSTRUCTION_NAMES = ['router', 'solver', 'verifier', 'reviser', 'aggregator', 'search_router', 'searcher', 'search_verifier', 'answerer', 'single_math', 'single_qa'] as const;
+export const INSTRUCTION_NAMES = [
+  'router',
+  'solver',
+  'verifier',
+  'reviser',
+  'aggregator',
+  'search_router',
+  'searcher',
+  'search_verifier',
+  'answerer',
+  'single_math',
+  'single_qa',
+] as const;
 export type InstructionName = (typeof INSTRUCTION_NAMES)[number];
 
 export interface InstructionArgs {

@@ -21,4 +21,3 @@ export function getWorkflow(name: string): Workflow {
   if (!Object.hasOwn(WORKFLOWS, name)) throw new Error(`unknown workflow "${name}"; valid workflows: ${WORKFLOW_NAMES.join(', ')}`);
   return WORKFLOWS[name as WorkflowName];
 }
-

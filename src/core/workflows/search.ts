@@ -31,10 +31,7 @@ export const searchConfigSchema = z
     maxTurns: z.number().int().min(1).max(16).describe('Most search turns (a failed route counts as a turn); 1..16.').default(3),
     topK: z.number().int().min(1).max(20).describe('Documents retrieved per query; 1..20.').default(2),
     verifier: z.boolean().describe('Ask the evidence verifier after each search set.').default(true),
-    answerAtMaxTurns: z
-      .boolean()
-      .describe('When turns run out, still ask the answer agent (Search-R1 style); else end unanswered.')
-      .default(true),
+    answerAtMaxTurns: z.boolean().describe('When turns run out, still ask the answer agent (Search-R1 style); else end unanswered.').default(true),
     reward: z.enum(['em', 'f1']).describe('Team reward: exact match (0/1) or token F1.').default('em'),
     docChars: z
       .number()
@@ -47,7 +44,9 @@ export const searchConfigSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Retrieval corpus file (JSONL of {id?, title, text} or FlashRAG {id, contents}, or a JSON list); indexed once into an FTS5 index beside the lab database. Absent: the tasks\' own corpora.'),
+      .describe(
+        "Retrieval corpus file (JSONL of {id?, title, text} or FlashRAG {id, contents}, or a JSON list); indexed once into an FTS5 index beside the lab database. Absent: the tasks' own corpora.",
+      ),
     corpusSha256: z
       .string()
       .regex(/^[0-9a-f]{64}$/)
@@ -76,7 +75,11 @@ class SearchEpisode extends EpisodeBase {
   private readonly rng: Rng;
   private readonly tool: NonNullable<WorkflowTools['search']>;
 
-  constructor(task: WorkflowTask, private readonly config: SearchConfig, options: EpisodeOptions) {
+  constructor(
+    task: WorkflowTask,
+    private readonly config: SearchConfig,
+    options: EpisodeOptions,
+  ) {
     super(options.episodeId, task, 'search', config.invalidPenalty);
     if (!options.tools?.search) throw new Error('search workflow: options.tools.search (a retriever) is required');
     this.tool = options.tools.search;
@@ -126,7 +129,13 @@ class SearchEpisode extends EpisodeBase {
 
   private requestAnswer(): void {
     this.request('answer', [
-      { role: 'answerer', agent: 'answerer', instruction: 'answerer', prompt: assemblePrompt(this.observation(), this.context, INSTRUCTIONS.answerer()), parse: (o) => parseAnswerAction(o) },
+      {
+        role: 'answerer',
+        agent: 'answerer',
+        instruction: 'answerer',
+        prompt: assemblePrompt(this.observation(), this.context, INSTRUCTIONS.answerer()),
+        parse: (o) => parseAnswerAction(o),
+      },
     ]);
   }
 

@@ -27,7 +27,11 @@ export function resolveSingleConfig(input: unknown): SingleConfig {
 }
 
 class SingleEpisode extends EpisodeBase {
-  constructor(task: WorkflowTask, private readonly config: SingleConfig, options: EpisodeOptions) {
+  constructor(
+    task: WorkflowTask,
+    private readonly config: SingleConfig,
+    options: EpisodeOptions,
+  ) {
     super(options.episodeId, task, 'single', config.invalidPenalty);
     const math = config.domain === 'math';
     const obs = math ? `Problem: ${task.question}` : `Question: ${task.question}`;

@@ -38,13 +38,17 @@ describe('cross-field rules', () => {
     const problems = crossFieldProblems(c);
     expect(problems).toHaveLength(1);
     expect(problems[0].path).toBe('policies.modelOverrides.dModel');
-    expect(problems[0].message).toMatch(/^dModel = 128 disagrees with the checkpoint in policies\.init \(its config\.json has dModel = 64\): .*Remove the override, or set policies\.init to null/);
+    expect(problems[0].message).toMatch(
+      /^dModel = 128 disagrees with the checkpoint in policies\.init \(its config\.json has dModel = 64\): .*Remove the override, or set policies\.init to null/,
+    );
     // A run checkpoint (one sub-folder per policy) is read the same way.
     const ckpt = join(dir, 'ckpt');
     cpSync(WARM, ckpt, { recursive: true });
     const cfg = JSON.parse(readFileSync(join(ckpt, 'shared', 'config.json'), 'utf8'));
     writeFileSync(join(ckpt, 'shared', 'config.json'), JSON.stringify({ ...cfg, nHeads: 4 }));
-    expect(crossFieldProblems(presetConfig('math-quick', { policies: { init: ckpt } })).map((p) => p.message)).toEqual([expect.stringMatching(/^nHeads = 2 disagrees .* nHeads = 4\)/)]);
+    expect(crossFieldProblems(presetConfig('math-quick', { policies: { init: ckpt } })).map((p) => p.message)).toEqual([
+      expect.stringMatching(/^nHeads = 2 disagrees .* nHeads = 4\)/),
+    ]);
   });
 });
 
@@ -89,7 +93,9 @@ describe('through the API: validateConfig / createRun', () => {
     expect(seed.errors).toEqual([{ path: 'seed', message: 'must be a number, not text' }]);
     const overrides = await service.call('validateConfig', { preset: 'math-quick', config: { policies: { modelOverrides: { nLayers: 3 } } } });
     expect(overrides.errors.map((e) => e.path)).toEqual(['policies.modelOverrides.nLayers']);
-    await expect(service.call('createRun', { preset: 'math-quick', config: { policies: { init: null, modelOverrides: { nHeads: 3, dModel: 64 } } }, start: false })).rejects.toThrow(/nHeads \(3\) must divide dModel \(64\)/);
+    await expect(
+      service.call('createRun', { preset: 'math-quick', config: { policies: { init: null, modelOverrides: { nHeads: 3, dModel: 64 } } }, start: false }),
+    ).rejects.toThrow(/nHeads \(3\) must divide dModel \(64\)/);
     expect(service.store.listRuns()).toEqual([]);
   });
 });

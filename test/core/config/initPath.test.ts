@@ -31,7 +31,7 @@ function folder(name: string, files: Record<string, string>): string {
 }
 
 /** A folder holding things whose names must never appear in an error. */
-const secrets = folder('home', { 'id_rsa_SECRET': 'k', '.ssh_SECRET/known_hosts_SECRET': 'h', 'notes_SECRET/todo.txt': 't' });
+const secrets = folder('home', { id_rsa_SECRET: 'k', '.ssh_SECRET/known_hosts_SECRET': 'h', 'notes_SECRET/todo.txt': 't' });
 
 describe('checkInitPath', () => {
   it("accepts the presets' warm starts (relative to the lab folder) and model folders", () => {
@@ -39,7 +39,11 @@ describe('checkInitPath', () => {
     expect(checkInitPath('resources/warmstart/math-tiny/shared')).toBeNull(); // a lab model folder
     expect(checkInitPath(folder('hf', { 'config.json': '{}', 'model.safetensors': '' }))).toBeNull();
     expect(checkInitPath(folder('hf-sharded', { 'config.json': '{}', 'model.safetensors.index.json': '{}' }))).toBeNull();
-    expect(checkInitPath(folder('run-ckpt', { 'router/config.json': '{}', 'router/model.safetensors': '', 'solver/config.json': '{}', 'solver/model.safetensors': '' }))).toBeNull();
+    expect(
+      checkInitPath(
+        folder('run-ckpt', { 'router/config.json': '{}', 'router/model.safetensors': '', 'solver/config.json': '{}', 'solver/model.safetensors': '' }),
+      ),
+    ).toBeNull();
     expect(labRoot()).toBe(join(__dirname, '../../..'));
   });
 
@@ -49,7 +53,9 @@ describe('checkInitPath', () => {
     expect(checkInitPath(secrets)).toMatch(/is not a checkpoint folder \(expected config\.json with model\.safetensors or model\.safetensors\.index\.json/);
     expect(checkInitPath(folder('no-weights', { 'config.json': '{}', 'tokenizer.json': '{}' }))).toMatch(/is not a checkpoint folder/);
     // The engine loads every sub-folder as a policy: one stray folder beside a good one is refused.
-    expect(checkInitPath(folder('mixed', { 'shared/config.json': '{}', 'shared/model.safetensors': '', 'stray_SECRET/x.txt': '' }))).toMatch(/is not a checkpoint folder/);
+    expect(checkInitPath(folder('mixed', { 'shared/config.json': '{}', 'shared/model.safetensors': '', 'stray_SECRET/x.txt': '' }))).toMatch(
+      /is not a checkpoint folder/,
+    );
     expect(checkInitPath('does/not/exist')).toMatch(/resolved against the lab folder/);
   });
 
@@ -86,7 +92,9 @@ describe('a bad policies.init is refused before a run is created', () => {
     expect(v.ok).toBe(false);
     expect(v.errors).toEqual([{ path: 'policies.init', message: expect.stringMatching(/is not a checkpoint folder/) }]);
     expect(JSON.stringify(v.errors)).not.toMatch(/id_rsa|known_hosts|todo/);
-    const err = await service.call('createRun', { preset: 'math-quick', config: { policies: { init: join(dir, 'nope') } }, start: true }).catch((e: unknown) => e);
+    const err = await service
+      .call('createRun', { preset: 'math-quick', config: { policies: { init: join(dir, 'nope') } }, start: true })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LabApiError);
     expect(err).toMatchObject({ code: 'invalid_input', issues: [{ path: 'policies.init' }] });
     expect(service.store.listRuns()).toEqual([]);

@@ -23,7 +23,8 @@ const MODES = [
 // The *-data presets hold dataset slots ($train ...) that only files fill: switch them to built-in tasks.
 // Their corpus slot ($wiki) takes any existing file: resolving only hashes it.
 const anyFile = resolve(__dirname, '../../fixtures/data/verl_qa_tiny.parquet');
-const builtIn = (preset: string) => (preset.endsWith('-data') ? { 'tasks.train': ['arith-easy'], 'tasks.eval': ['arith-easy'], 'tasks.paths': { wiki: anyFile } } : {});
+const builtIn = (preset: string) =>
+  preset.endsWith('-data') ? { 'tasks.train': ['arith-easy'], 'tasks.eval': ['arith-easy'], 'tasks.paths': { wiki: anyFile } } : {};
 
 describe('--set switches from every preset', () => {
   for (const preset of PRESET_NAMES) {
@@ -45,7 +46,11 @@ describe('--set switches from every preset', () => {
     }
     it(`${preset}: every other workflow starts its options afresh`, () => {
       for (const name of ['math', 'search', 'single'].filter((w) => w !== workflow)) {
-        const c = resolveFrom(preset, { ...builtIn(preset), 'workflow.name': name, ...(name === 'search' ? { 'tasks.train': ['kb-single'], 'tasks.eval': ['kb-single'] } : {}) });
+        const c = resolveFrom(preset, {
+          ...builtIn(preset),
+          'workflow.name': name,
+          ...(name === 'search' ? { 'tasks.train': ['kb-single'], 'tasks.eval': ['kb-single'] } : {}),
+        });
         expect(c.workflow.name).toBe(name);
         const own = kKey(workflow);
         if (own && own !== kKey(name)) expect(c.workflow.options).not.toHaveProperty(own);
@@ -75,8 +80,9 @@ describe('--set switches from every preset', () => {
     expect(out.workflow).toMatchObject({ options: { solvers: { mode: 'fixed', k: 2 } } });
   });
 
-  it('is what `train --set` uses: the issue\'s failing commands now resolve', () => {
-    const args = (...sets: string[]) => parseArgs(['train', '--preset', 'math-paper', ...sets.flatMap((s) => ['--set', s])], { options: ['preset', 'config'], flags: [] });
+  it("is what `train --set` uses: the issue's failing commands now resolve", () => {
+    const args = (...sets: string[]) =>
+      parseArgs(['train', '--preset', 'math-paper', ...sets.flatMap((s) => ['--set', s])], { options: ['preset', 'config'], flags: [] });
     expect(configFromArgs(args('workflow.options.solvers={"mode":"fixed","k":3}')).config.workflow.options).toMatchObject({ solvers: { mode: 'fixed', k: 3 } });
     expect(configFromArgs(args('workflow.name=single')).config.workflow.name).toBe('single');
   });
@@ -87,10 +93,14 @@ describe('--set switches from every preset', () => {
 });
 
 describe('preset chains switch K modes as a --set does', () => {
-  it('math-ablation (mixed K over math-quick\'s fixed K) keeps no fixed-mode field; its ablations switch back', () => {
+  it("math-ablation (mixed K over math-quick's fixed K) keeps no fixed-mode field; its ablations switch back", () => {
     expect(presetConfig('math-ablation').workflow.options).toMatchObject({ solvers: { mode: 'mixed', ks: [1, 2, 3] } });
     expect((presetConfig('math-ablation').workflow.options as { solvers: object }).solvers).not.toHaveProperty('k');
-    for (const [name, k] of [['math-k1', 1], ['math-k3', 3], ['math-setnorm-sum', 3]] as const) {
+    for (const [name, k] of [
+      ['math-k1', 1],
+      ['math-k3', 3],
+      ['math-setnorm-sum', 3],
+    ] as const) {
       const solvers = (presetConfig(name).workflow.options as { solvers: object }).solvers;
       expect(solvers).toEqual({ mode: 'fixed', k });
       expect(presetConfig(name).policies.init).toBe('resources/warmstart/math-tiny-k123');

@@ -20,7 +20,11 @@ writeFileSync(mathFile, Array.from({ length: 20 }, (_, i) => JSON.stringify({ pr
 const sha = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
 
 const withData = (extra: Record<string, unknown> = {}) =>
-  resolveRunConfig({ workflow: { name: 'math', options: {} }, tasks: { train: [{ dataset: mathFile }], eval: [{ dataset: mathFile, name: 'sums-eval', limit: 5 }, 'arith-easy'] }, ...extra });
+  resolveRunConfig({
+    workflow: { name: 'math', options: {} },
+    tasks: { train: [{ dataset: mathFile }], eval: [{ dataset: mathFile, name: 'sums-eval', limit: 5 }, 'arith-easy'] },
+    ...extra,
+  });
 
 describe('dataset entries in tasks.train / tasks.eval', () => {
   it('the resolved config stores the absolute path and the SHA-256 of the file; names default to the file name', () => {
@@ -35,7 +39,10 @@ describe('dataset entries in tasks.train / tasks.eval', () => {
     const c = withData({ rollout: { tasksPerStep: 4 } });
     const env = buildEnvironment(c);
     expect(env.trainPool).toHaveLength(20);
-    expect(env.evalSets.map((s) => [s.benchmark, s.rows.length])).toEqual([['sums-eval', 5], ['arith-easy', c.eval.queries]]);
+    expect(env.evalSets.map((s) => [s.benchmark, s.rows.length])).toEqual([
+      ['sums-eval', 5],
+      ['arith-easy', c.eval.queries],
+    ]);
     const a = tasksForStep(env, c, 3).map((r) => r.id);
     expect(a).toHaveLength(4);
     expect(tasksForStep(buildEnvironment(c), c, 3).map((r) => r.id)).toEqual(a);
@@ -43,7 +50,9 @@ describe('dataset entries in tasks.train / tasks.eval', () => {
   });
 
   it('a missing file is refused at resolution, naming the field', () => {
-    expect(() => resolveRunConfig({ tasks: { train: [{ dataset: join(dir, 'nope.jsonl') }], eval: [] } })).toThrow(/run config: field "tasks\.train\.0\.dataset": ".*nope\.jsonl" does not exist/);
+    expect(() => resolveRunConfig({ tasks: { train: [{ dataset: join(dir, 'nope.jsonl') }], eval: [] } })).toThrow(
+      /run config: field "tasks\.train\.0\.dataset": ".*nope\.jsonl" does not exist/,
+    );
   });
 
   it('a resume whose file changed is refused with both hashes; restoring the file lets it run', () => {
@@ -53,7 +62,9 @@ describe('dataset entries in tasks.train / tasks.eval', () => {
     const stored = JSON.parse(JSON.stringify(resolveRunConfig({ tasks: { train: [{ dataset: file }], eval: [] } })));
     writeFileSync(file, '{"problem":"1+1","answer":"3"}\n');
     const resumed = resolveRunConfig(stored);
-    expect(() => buildEnvironment(resumed)).toThrow(/dataset ".*changing\.jsonl" changed since the run was created \(sha256 [0-9a-f]{12}\.\.\. stored, [0-9a-f]{12}\.\.\. now\)/);
+    expect(() => buildEnvironment(resumed)).toThrow(
+      /dataset ".*changing\.jsonl" changed since the run was created \(sha256 [0-9a-f]{12}\.\.\. stored, [0-9a-f]{12}\.\.\. now\)/,
+    );
     expect(() => assertRunDataUnchanged(resumed)).toThrow(/changing\.jsonl" changed since the run was created/);
     writeFileSync(file, original);
     expect(() => assertRunDataUnchanged(resumed)).not.toThrow();
@@ -70,8 +81,12 @@ describe('dataset entries in tasks.train / tasks.eval', () => {
   it('a QA file cannot feed the math workflow; the search workflow needs a corpus', () => {
     const qa = join(dir, 'qa.jsonl');
     writeFileSync(qa, '{"question":"who?","answer":"me"}\n');
-    expect(() => buildEnvironment(resolveRunConfig({ tasks: { train: [{ dataset: qa }], eval: [] } }))).toThrow(/task "qa" is qa, but workflow "math" takes math tasks/);
-    expect(() => buildEnvironment(resolveRunConfig({ workflow: { name: 'search' }, tasks: { train: [{ dataset: qa }], eval: [] } }))).toThrow(/workflow "search" needs a corpus/);
+    expect(() => buildEnvironment(resolveRunConfig({ tasks: { train: [{ dataset: qa }], eval: [] } }))).toThrow(
+      /task "qa" is qa, but workflow "math" takes math tasks/,
+    );
+    expect(() => buildEnvironment(resolveRunConfig({ workflow: { name: 'search' }, tasks: { train: [{ dataset: qa }], eval: [] } }))).toThrow(
+      /workflow "search" needs a corpus/,
+    );
   });
 
   it('the gold policy kind cannot train', () => {
@@ -96,7 +111,9 @@ describe('the *-paper-data presets', () => {
     const paths = Object.fromEntries(['train', ...MATH_PAPER_EVAL].map((s) => [s, mathFile]));
     const c = presetConfig('math-paper-data', { tasks: { paths } });
     expect(runConfigPathErrors(c)).toEqual([]);
-    expect(c.tasks.eval.map((e) => (typeof e === 'string' ? e : [e.name, e.dataset, e.sha256]))).toEqual(MATH_PAPER_EVAL.map((n) => [n, mathFile, sha(mathFile)]));
+    expect(c.tasks.eval.map((e) => (typeof e === 'string' ? e : [e.name, e.dataset, e.sha256]))).toEqual(
+      MATH_PAPER_EVAL.map((n) => [n, mathFile, sha(mathFile)]),
+    );
     expect(c.eval.n).toBe(16);
     expect(buildEnvironment(c).evalSets.map((s) => s.benchmark)).toEqual([...MATH_PAPER_EVAL]);
   });

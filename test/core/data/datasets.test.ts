@@ -82,9 +82,15 @@ describe('loadDataset on small files written here', () => {
   };
 
   it('FlashRAG / Search-R1 shape {id, question, golden_answers}', () => {
-    const p = write('nq_flash.jsonl', '{"id":"test_0","question":"who?","golden_answers":["A","B"]}\n{"id":"test_1","question":"what?","golden_answers":["C"]}\n');
+    const p = write(
+      'nq_flash.jsonl',
+      '{"id":"test_0","question":"who?","golden_answers":["A","B"]}\n{"id":"test_1","question":"what?","golden_answers":["C"]}\n',
+    );
     const rows = loadDataset(p);
-    expect(rows.map((r) => [r.id, r.answers])).toEqual([['test_0', ['A', 'B']], ['test_1', ['C']]]);
+    expect(rows.map((r) => [r.id, r.answers])).toEqual([
+      ['test_0', ['A', 'B']],
+      ['test_1', ['C']],
+    ]);
     expect(rows[0].benchmark).toBe('nq_flash');
   });
 

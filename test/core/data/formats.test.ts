@@ -40,11 +40,20 @@ describe('new dataset formats', () => {
     ]);
     const f = loadDatasetFile(p);
     expect(f.format).toBe('olympiad');
-    expect(f.rows.map((r) => [r.id, r.answers[0]])).toEqual([['1606', '\\frac{3}{4}'], ['1607', '2, 5']]);
+    expect(f.rows.map((r) => [r.id, r.answers[0]])).toEqual([
+      ['1606', '\\frac{3}{4}'],
+      ['1607', '2, 5'],
+    ]);
   });
 
   it('TriviaQA: value first, then its aliases, repeats dropped', () => {
-    const p = write('trivia.jsonl', [{ question: 'Who?', question_id: 'tc_1', answer: { value: 'Sinclair Lewis', aliases: ['Sinclair Lewis', 'Harry Sinclair Lewis'], normalized_value: 'sinclair lewis' } }]);
+    const p = write('trivia.jsonl', [
+      {
+        question: 'Who?',
+        question_id: 'tc_1',
+        answer: { value: 'Sinclair Lewis', aliases: ['Sinclair Lewis', 'Harry Sinclair Lewis'], normalized_value: 'sinclair lewis' },
+      },
+    ]);
     const f = loadDatasetFile(p);
     expect(f.format).toBe('triviaqa');
     expect(f.rows[0]).toMatchObject({ id: 'tc_1', answers: ['Sinclair Lewis', 'Harry Sinclair Lewis'] });
@@ -52,13 +61,22 @@ describe('new dataset formats', () => {
 
   it('PopQA: possible_answers as a list or as its JSON text (the Hugging Face release)', () => {
     const p = write('popqa.jsonl', [
-      { id: 4222362, subj: 'George Rankin', prop: 'occupation', question: "What is George Rankin's occupation?", possible_answers: '["politician", "political leader"]' },
+      {
+        id: 4222362,
+        subj: 'George Rankin',
+        prop: 'occupation',
+        question: "What is George Rankin's occupation?",
+        possible_answers: '["politician", "political leader"]',
+      },
       { id: 7, question: 'Where?', possible_answers: ['Paris'] },
     ]);
     const f = loadDatasetFile(p);
     expect(f.format).toBe('popqa');
     expect(f.rows.map((r) => r.answers)).toEqual([['politician', 'political leader'], ['Paris']]);
-    const bad = write('popqa_bad.jsonl', [{ id: 1, question: 'q', possible_answers: '["a"]' }, { id: 2, question: 'q', possible_answers: 'not json' }]);
+    const bad = write('popqa_bad.jsonl', [
+      { id: 1, question: 'q', possible_answers: '["a"]' },
+      { id: 2, question: 'q', possible_answers: 'not json' },
+    ]);
     expect(() => loadDatasetFile(bad)).toThrow(/popqa_bad\.jsonl:2: popqa record: field "possible_answers" is text that is not a JSON list/);
   });
 
@@ -71,8 +89,14 @@ describe('new dataset formats', () => {
           _id: 'a1',
           type: 'compositional',
           question: 'Who is the father of the director of Film X?',
-          context: [['Film X', ['Film X is a film ', 'directed by Ann.']], ['Ann', ['Ann is the daughter of Bob.']]],
-          supporting_facts: [['Film X', 1], ['Ann', 0]],
+          context: [
+            ['Film X', ['Film X is a film ', 'directed by Ann.']],
+            ['Ann', ['Ann is the daughter of Bob.']],
+          ],
+          supporting_facts: [
+            ['Film X', 1],
+            ['Ann', 0],
+          ],
           evidences: [['Film X', 'director', 'Ann']],
           answer: 'Bob',
           answer_aliases: ['Robert'],
@@ -83,13 +107,23 @@ describe('new dataset formats', () => {
     expect(f.format).toBe('2wiki');
     expect(f.rows[0].answers).toEqual(['Bob', 'Robert']);
     expect(f.rows[0].meta.supportingTitles).toEqual(['Film X', 'Ann']);
-    expect(f.passages.map((x) => [x.title, x.text])).toEqual([['Film X', 'Film X is a film directed by Ann.'], ['Ann', 'Ann is the daughter of Bob.']]);
+    expect(f.passages.map((x) => [x.title, x.text])).toEqual([
+      ['Film X', 'Film X is a film directed by Ann.'],
+      ['Ann', 'Ann is the daughter of Bob.'],
+    ]);
   });
 
   it('MuSiQue: answer + answer_aliases; paragraphs deduplicated across questions', () => {
     const para = { idx: 0, title: 'Lyon', paragraph_text: 'Lyon is in France.', is_supporting: true };
     const p = write('musique.jsonl', [
-      { id: '2hop__1', paragraphs: [para, { idx: 1, title: 'Oslo', paragraph_text: 'Oslo is in Norway.', is_supporting: false }], question: 'Q1?', answer: 'France', answer_aliases: ['French Republic'], answerable: true },
+      {
+        id: '2hop__1',
+        paragraphs: [para, { idx: 1, title: 'Oslo', paragraph_text: 'Oslo is in Norway.', is_supporting: false }],
+        question: 'Q1?',
+        answer: 'France',
+        answer_aliases: ['French Republic'],
+        answerable: true,
+      },
       { id: '2hop__2', paragraphs: [para], question: 'Q2?', answer: 'Lyon', answer_aliases: [], answerable: true },
     ]);
     const f = loadDatasetFile(p);
@@ -139,14 +173,24 @@ describe("verl's parquet layout (committed fixtures)", () => {
   });
 
   it('a parquet row of another format is an error naming the file and row; a broken file names the file', () => {
-    expect(() => loadDataset(join(FIXTURES, 'verl_qa_tiny.parquet'), 'math')).toThrow(/format "math" is read from one JSON object per line, not a parquet table/);
+    expect(() => loadDataset(join(FIXTURES, 'verl_qa_tiny.parquet'), 'math')).toThrow(
+      /format "math" is read from one JSON object per line, not a parquet table/,
+    );
     const broken = join(dir, 'broken.parquet');
     writeFileSync(broken, 'PAR1 this is not a parquet file');
     expect(() => loadDataset(broken)).toThrow(/broken\.parquet: cannot read parquet/);
   });
 
   it('verl rows as JSONL load the same way', () => {
-    const p = write('verl.jsonl', [{ data_source: 'x', prompt: [{ role: 'user', content: 'Question: q1' }], ability: 'qa', reward_model: { ground_truth: { target: 'a1' } }, extra_info: { index: 3 } }]);
+    const p = write('verl.jsonl', [
+      {
+        data_source: 'x',
+        prompt: [{ role: 'user', content: 'Question: q1' }],
+        ability: 'qa',
+        reward_model: { ground_truth: { target: 'a1' } },
+        extra_info: { index: 3 },
+      },
+    ]);
     expect(loadDataset(p)).toMatchObject([{ id: 'verl-3', question: 'q1', answers: ['a1'] }]);
   });
 });

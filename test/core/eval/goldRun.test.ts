@@ -51,8 +51,16 @@ describe('the gold policy', () => {
 
   it('the router picks the largest K offered, then (search) stops once it has searched', () => {
     const math = runEpisode(getWorkflow('math').createEpisode(mathTask, { episodeId: 'r', config: { solvers: { mode: 'router', maxK: 3 } } }), goldPolicy);
-    expect(math.events.map((e) => [e.kind, e.expectedK])).toEqual([['router', 1], ['solve', 3], ['verify', 1], ['aggregate', 1]]);
-    const search = runEpisode(getWorkflow('search').createEpisode(qaTask, { episodeId: 's', config: { searchers: { mode: 'router', maxK: 2 } }, tools }), goldPolicy);
+    expect(math.events.map((e) => [e.kind, e.expectedK])).toEqual([
+      ['router', 1],
+      ['solve', 3],
+      ['verify', 1],
+      ['aggregate', 1],
+    ]);
+    const search = runEpisode(
+      getWorkflow('search').createEpisode(qaTask, { episodeId: 's', config: { searchers: { mode: 'router', maxK: 2 } }, tools }),
+      goldPolicy,
+    );
     expect(search.events.map((e) => e.kind)).toEqual(['router', 'search', 'verify', 'router', 'answer']);
     expect(search.toolCalls).toBe(2);
     expect(GOLD_OUTPUTS.answerer(search.events[4].members[0], qaTask)).toContain('<answer>Tellmar</answer>');
@@ -71,7 +79,13 @@ describe.skipIf(!HAS_SHARED_DATA)('gold dry run on ../shared/data: >= 98% Avg@1 
       eval: { n: 1 },
     });
     const { summary } = evaluateGold(buildEnvironment(config, { purpose: 'eval' }), config);
-    expect(summary.benchmarks.map((b) => [b.benchmark, b.queries])).toEqual([['math500', 500], ['aime24', 30], ['aime25', 30], ['amc23', 40], ['gsm8k_test', 1319]]);
+    expect(summary.benchmarks.map((b) => [b.benchmark, b.queries])).toEqual([
+      ['math500', 500],
+      ['aime24', 30],
+      ['aime25', 30],
+      ['amc23', 40],
+      ['gsm8k_test', 1319],
+    ]);
     for (const b of summary.benchmarks) expect(b.avgAtN, b.benchmark).toBeGreaterThanOrEqual(0.98);
   });
 
@@ -82,33 +96,58 @@ describe.skipIf(!HAS_SHARED_DATA)('gold dry run on ../shared/data: >= 98% Avg@1 
       eval: { n: 1 },
     });
     const { summary } = evaluateGold(buildEnvironment(config, { purpose: 'eval', indexDir }), config);
-    expect(summary.benchmarks.map((b) => [b.benchmark, b.queries])).toEqual([['nq_open_dev', 3610], ['hotpotqa_500', 500], ['bamboogle', 125]]);
+    expect(summary.benchmarks.map((b) => [b.benchmark, b.queries])).toEqual([
+      ['nq_open_dev', 3610],
+      ['hotpotqa_500', 500],
+      ['bamboogle', 125],
+    ]);
     for (const b of summary.benchmarks) {
       expect(b.avgAtN, b.benchmark).toBeGreaterThanOrEqual(0.98);
       expect(b.toolCallsPerQuery).toBe(2); // both searchers ran a query
     }
-    const mini = resolveRunConfig({ workflow: { name: 'search' }, tasks: { train: [{ dataset: sharedPath('corpus/hotpotqa_mini_questions.json') }], eval: [{ dataset: sharedPath('corpus/hotpotqa_mini_questions.json') }] }, eval: { n: 1 } });
+    const mini = resolveRunConfig({
+      workflow: { name: 'search' },
+      tasks: {
+        train: [{ dataset: sharedPath('corpus/hotpotqa_mini_questions.json') }],
+        eval: [{ dataset: sharedPath('corpus/hotpotqa_mini_questions.json') }],
+      },
+      eval: { n: 1 },
+    });
     const m = evaluateGold(buildEnvironment(mini, { purpose: 'eval' }), mini).summary.benchmarks[0];
     expect([m.benchmark, m.queries]).toEqual(['hotpotqa_mini_questions', 100]);
     expect(m.avgAtN).toBeGreaterThanOrEqual(0.98);
   });
 
   it('QA files through the single agent', () => {
-    const config = resolveRunConfig({ workflow: { name: 'single', options: { domain: 'qa' } }, tasks: { train: [{ dataset: QA_FILES[2] }], eval: QA_FILES.map((dataset) => ({ dataset })) }, eval: { n: 1 } });
-    for (const b of evaluateGold(buildEnvironment(config, { purpose: 'eval' }), config).summary.benchmarks) expect(b.avgAtN, b.benchmark).toBeGreaterThanOrEqual(0.98);
+    const config = resolveRunConfig({
+      workflow: { name: 'single', options: { domain: 'qa' } },
+      tasks: { train: [{ dataset: QA_FILES[2] }], eval: QA_FILES.map((dataset) => ({ dataset })) },
+      eval: { n: 1 },
+    });
+    for (const b of evaluateGold(buildEnvironment(config, { purpose: 'eval' }), config).summary.benchmarks)
+      expect(b.avgAtN, b.benchmark).toBeGreaterThanOrEqual(0.98);
   });
 
-  it('not vacuous: answering each query with the next row\'s gold scores near zero', () => {
-    const config = resolveRunConfig({ workflow: { name: 'math' }, tasks: { train: [{ dataset: MATH_FILES[0] }], eval: [{ dataset: MATH_FILES[0] }] }, eval: { n: 1 } });
+  it("not vacuous: answering each query with the next row's gold scores near zero", () => {
+    const config = resolveRunConfig({
+      workflow: { name: 'math' },
+      tasks: { train: [{ dataset: MATH_FILES[0] }], eval: [{ dataset: MATH_FILES[0] }] },
+      eval: { n: 1 },
+    });
     const env = buildEnvironment(config, { purpose: 'eval' });
     const rows = env.evalSets[0].rows;
     const next = new Map(rows.map((r, i) => [r.id, rows[(i + 1) % rows.length].answers]));
-    const { summary } = evaluateWith(env, config, (episodes) =>
-      episodes.map((ep) => ({
-        result: runEpisode(ep, (member, _set, e) => GOLD_OUTPUTS[member.instruction](member, { ...e.task, answers: next.get(e.task.id)! })),
-        generatedTokens: 1,
-        latencyMs: 0,
-      })), 0);
+    const { summary } = evaluateWith(
+      env,
+      config,
+      (episodes) =>
+        episodes.map((ep) => ({
+          result: runEpisode(ep, (member, _set, e) => GOLD_OUTPUTS[member.instruction](member, { ...e.task, answers: next.get(e.task.id)! })),
+          generatedTokens: 1,
+          latencyMs: 0,
+        })),
+      0,
+    );
     expect(summary.benchmarks[0].avgAtN).toBeLessThan(0.1);
   });
 });

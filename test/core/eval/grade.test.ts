@@ -202,9 +202,55 @@ describe('gradeQA', () => {
 });
 
 describe('graders never throw and stay fast (fuzz)', () => {
-  const pieces = ['\\boxed{', '\\boxed', '}', '{', '\\frac', '\\sqrt', '^', '_', '(', ')', '[', ']', ',', '=', '\\pm', '\\cup',
-    '\\left', '\\right', '\\text{', 'x', 'e', 'i', '1', '0', '9', '.', '-', '+', '/', '\\', ' ', '$', '\\begin{pmatrix}', '\\\\',
-    '&', '\\end{pmatrix}', '<answer>', '</answer>', '#### ', '\\infty', '\\pi', '%', '\\circ', '\u0000', '😀', '\\{', '\\}'];
+  const pieces = [
+    '\\boxed{',
+    '\\boxed',
+    '}',
+    '{',
+    '\\frac',
+    '\\sqrt',
+    '^',
+    '_',
+    '(',
+    ')',
+    '[',
+    ']',
+    ',',
+    '=',
+    '\\pm',
+    '\\cup',
+    '\\left',
+    '\\right',
+    '\\text{',
+    'x',
+    'e',
+    'i',
+    '1',
+    '0',
+    '9',
+    '.',
+    '-',
+    '+',
+    '/',
+    '\\',
+    ' ',
+    '$',
+    '\\begin{pmatrix}',
+    '\\\\',
+    '&',
+    '\\end{pmatrix}',
+    '<answer>',
+    '</answer>',
+    '#### ',
+    '\\infty',
+    '\\pi',
+    '%',
+    '\\circ',
+    '\u0000',
+    '😀',
+    '\\{',
+    '\\}',
+  ];
   let seed = 7;
   const rand = (n: number): number => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -213,8 +259,15 @@ describe('graders never throw and stay fast (fuzz)', () => {
   const randomText = (): string => Array.from({ length: rand(60) }, () => pieces[rand(pieces.length)]).join('');
 
   it('on 3000 random and adversarial strings', () => {
-    const adversarial = ['\\boxed{' + '{'.repeat(5000), '\\boxed{' + '('.repeat(3000) + '}', '\\boxed{' + 'x^'.repeat(2000) + '1}',
-      '\\boxed{' + '\\frac{1}{'.repeat(500) + '}', '\\boxed{' + '1+'.repeat(5000) + '1}', '\\boxed{' + 'a,'.repeat(3000) + '}', '\\boxed{1' + ' a'.repeat(1000) + '!}'];
+    const adversarial = [
+      '\\boxed{' + '{'.repeat(5000),
+      '\\boxed{' + '('.repeat(3000) + '}',
+      '\\boxed{' + 'x^'.repeat(2000) + '1}',
+      '\\boxed{' + '\\frac{1}{'.repeat(500) + '}',
+      '\\boxed{' + '1+'.repeat(5000) + '1}',
+      '\\boxed{' + 'a,'.repeat(3000) + '}',
+      '\\boxed{1' + ' a'.repeat(1000) + '!}',
+    ];
     const t0 = performance.now();
     let worst = 0;
     for (let i = 0; i < 3000 + adversarial.length; i++) {

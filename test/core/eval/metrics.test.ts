@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { passAtK, percentile, summarizeEvaluation, summaryToMetrics, type QueryOutcome, type SampleOutcome } from '../../../src/core/eval';
 
 const s = (correct: boolean, tokens: number, latencyMs: number, calls = 3, toolCalls = 0): SampleOutcome => ({
-  correct, tokens, calls, toolCalls, latencyMs,
+  correct,
+  tokens,
+  calls,
+  toolCalls,
+  latencyMs,
 });
 
 // Benchmark A: q1 has 2/4 correct, q2 has 0/4 -> Avg = (0.5 + 0) / 2 = 0.25, Pass = 1/2.

@@ -31,7 +31,7 @@ function thrown(over: Record<string, unknown>): FieldProblemsError {
 }
 
 describe('the resolver throws its problems as data', () => {
-  it("a workflow option: the field under workflow.options, the text as the CLI printed it", () => {
+  it('a workflow option: the field under workflow.options, the text as the CLI printed it', () => {
     const e = thrown({ workflow: { options: { maxLoops: 0 } } });
     expect(e.message).toBe('run config: field "workflow.options" (math): math workflow config: field "maxLoops" = 0: must be at least 1');
     expect(e.problems).toEqual([{ path: 'workflow.options.maxLoops', message: 'must be at least 1' }]);

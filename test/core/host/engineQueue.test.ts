@@ -61,7 +61,9 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 
 async function cliRuns(dbPath: string): Promise<string[]> {
   const out: string[] = [];
-  const code = await runCli(['runs', '--db', dbPath], { out: (l) => out.push(l), tty: null, launcher: null as never, onInterrupt: () => () => {} }, (l) => out.push(`ERR ${l}`));
+  const code = await runCli(['runs', '--db', dbPath], { out: (l) => out.push(l), tty: null, launcher: null as never, onInterrupt: () => () => {} }, (l) =>
+    out.push(`ERR ${l}`),
+  );
   expect(code, out.join('\n')).toBe(0);
   return out;
 }
@@ -108,12 +110,16 @@ describe('engine limit and queue', () => {
     const second = lab(first.dbPath, 4);
     const startElsewhere = await rejection(second.service.call('startRun', { runId: b }));
     expect(startElsewhere.code).toBe('conflict');
-    expect(startElsewhere.message).toMatch(new RegExp(`^run ${b} is queued by lab host pid ${process.pid} on host .+ \\(since .+, last heartbeat \\d+ s ago\\)`));
+    expect(startElsewhere.message).toMatch(
+      new RegExp(`^run ${b} is queued by lab host pid ${process.pid} on host .+ \\(since .+, last heartbeat \\d+ s ago\\)`),
+    );
     const deleteElsewhere = await rejection(second.service.call('deleteRun', { runId: b }));
     expect(deleteElsewhere.code).toBe('conflict');
     expect(deleteElsewhere.message).toMatch(/queued by lab host pid .*; stop it before deleting it/);
     // The running one is refused as well (its lease is held by the host that launched it).
-    expect((await rejection(second.service.call('resumeRun', { runId: a, force: true }))).message).toMatch(new RegExp(`^run ${a} is being started by lab host pid`));
+    expect((await rejection(second.service.call('resumeRun', { runId: a, force: true }))).message).toMatch(
+      new RegExp(`^run ${a} is being started by lab host pid`),
+    );
     expect((await second.service.call('getRun', { runId: b })).status).toBe('queued');
     expect(second.launcher.engines).toHaveLength(0);
 

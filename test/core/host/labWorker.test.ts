@@ -193,7 +193,15 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
     // The engine writes a step, then says so: progress and points pushes come back through the worker.
     store.updateRun(run, { status: 'running' });
     store.writeStep(run, makeStep(0, SMALL, 3));
-    engine.emit({ type: 'step', step: 0, final: false, totalSteps: 10, metrics: { 'reward/mean': 0.5, 'loss/total': Number.NaN }, wallMs: 12, checkpoint: null });
+    engine.emit({
+      type: 'step',
+      step: 0,
+      final: false,
+      totalSteps: 10,
+      metrics: { 'reward/mean': 0.5, 'loss/total': Number.NaN },
+      wallMs: 12,
+      checkpoint: null,
+    });
     const progress = await until('a progress push', () => pushes.slice(from).find((p) => p.type === 'progress' && p.runId === run));
     expect(progress).toMatchObject({ step: 0, totalSteps: 10, metrics: { 'reward/mean': 0.5, 'loss/total': null } });
     const points = await until('a points push', () => pushes.slice(from).find((p) => p.type === 'points' && p.runId === run));
@@ -201,7 +209,9 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
     engine.emit({ type: 'log', level: 'warn', line: 'hello from the engine' });
     await until('a log push', () => pushes.slice(from).find((p) => p.type === 'log' && p.line === 'hello from the engine'));
     engine.emit({ type: 'nonsense' });
-    await until('an invalid message reported as a log error', () => pushes.slice(from).find((p) => p.type === 'log' && p.level === 'error' && /invalid engine message/.test(p.line)));
+    await until('an invalid message reported as a log error', () =>
+      pushes.slice(from).find((p) => p.type === 'log' && p.level === 'error' && /invalid engine message/.test(p.line)),
+    );
 
     await lab.call('pauseRun', { runId: run });
     engine.emit({ type: 'status', status: 'paused' });
@@ -216,7 +226,9 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
     store.updateRun(run, { status: 'stopped' });
     engine.emit({ type: 'status', status: 'stopped' });
     engine.end(0);
-    await until('the final status push', () => pushes.slice(from).find((p) => p.type === 'status' && p.runId === run && p.status === 'stopped' && p.error === null));
+    await until('the final status push', () =>
+      pushes.slice(from).find((p) => p.type === 'status' && p.runId === run && p.status === 'stopped' && p.error === null),
+    );
     expect((await lab.call('getRun', { runId: run })).active).toBe(false);
   });
 
@@ -246,11 +258,20 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
     const server = await startLabServer({ service: lab });
     try {
       const body = await new Promise<string>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/getRun', headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` } }, (res) => {
-          let text = '';
-          res.on('data', (d) => (text += d));
-          res.on('end', () => resolve(text));
-        });
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            method: 'POST',
+            path: '/api/getRun',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}` },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (d) => (text += d));
+            res.on('end', () => resolve(text));
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify({ runId }));
       });
@@ -262,7 +283,30 @@ describe('LabWorkerClient: the lab API from a worker thread', () => {
 
   it('every API method has been called through the worker in this file', () => {
     // A method added to the contract must be added to these tests too.
-    const covered: ApiMethod[] = ['listRuns', 'getRun', 'deleteRun', 'presets', 'configSchema', 'validateConfig', 'createRun', 'startRun', 'resumeRun', 'pauseRun', 'stopRun', 'metricKeys', 'metricSeries', 'evaluations', 'listEvents', 'getEvent', 'getEpisode', 'exportReport', 'listSuites', 'getSuite', 'createSuite', 'startSuite'];
+    const covered: ApiMethod[] = [
+      'listRuns',
+      'getRun',
+      'deleteRun',
+      'presets',
+      'configSchema',
+      'validateConfig',
+      'createRun',
+      'startRun',
+      'resumeRun',
+      'pauseRun',
+      'stopRun',
+      'metricKeys',
+      'metricSeries',
+      'evaluations',
+      'listEvents',
+      'getEvent',
+      'getEpisode',
+      'exportReport',
+      'listSuites',
+      'getSuite',
+      'createSuite',
+      'startSuite',
+    ];
     expect([...API_METHODS].sort()).toEqual([...covered].sort());
   });
 

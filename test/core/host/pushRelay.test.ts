@@ -72,7 +72,15 @@ describe('step points: one read for every key', () => {
     const pushes: LabPush[] = [];
     const statuses: string[] = [];
     const to: RelayTarget = { store, runId, push: (p) => pushes.push(p), onStatus: (s) => statuses.push(s) };
-    const step = (s: number): EngineMessage => ({ type: 'step', step: s, final: false, totalSteps: 8, metrics: { loss: 1 / (s + 1), 'kl/approx': NaN }, wallMs: 12, checkpoint: null });
+    const step = (s: number): EngineMessage => ({
+      type: 'step',
+      step: s,
+      final: false,
+      totalSteps: 8,
+      metrics: { loss: 1 / (s + 1), 'kl/approx': NaN },
+      wallMs: 12,
+      checkpoint: null,
+    });
     for (let s = 0; s < 6; s++) relayEngineMessage(step(s), to);
     expect(atStep).toHaveBeenCalledTimes(6);
     expect(perKey).not.toHaveBeenCalled();
@@ -125,7 +133,12 @@ describe('through the LabService', () => {
     engines[0].say({ type: 'step', step: 0, final: false, totalSteps: 3, metrics: { 'reward/mean': 0.5 }, wallMs: 5, checkpoint: null });
     expect(atStep).toHaveBeenCalledTimes(1);
     expect(pushes.filter((p) => p.type === 'points')).toEqual([
-      { type: 'points', runId, step: 0, points: { 'reward/mean': { step: 0, value: 0.5, wallTime: 77 }, 'loss/total': { step: 0, value: null, wallTime: 77 } } },
+      {
+        type: 'points',
+        runId,
+        step: 0,
+        points: { 'reward/mean': { step: 0, value: 0.5, wallTime: 77 }, 'loss/total': { step: 0, value: null, wallTime: 77 } },
+      },
     ]);
     // The engine says it paused: resume is accepted (it would be refused as "already running" otherwise).
     engines[0].say({ type: 'status', status: 'paused' });

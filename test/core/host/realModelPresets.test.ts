@@ -39,14 +39,19 @@ describe('real-model presets through the API', () => {
   });
 
   it('validation with a model folder passes', async () => {
-    const v = (await service.call('validateConfig', { preset: 'math-qwen3-0.6b', config: { policies: { init: FIXTURE } } })) as { ok: boolean; errors: unknown[] };
+    const v = (await service.call('validateConfig', { preset: 'math-qwen3-0.6b', config: { policies: { init: FIXTURE } } })) as {
+      ok: boolean;
+      errors: unknown[];
+    };
     expect(v.errors).toEqual([]);
     expect(v.ok).toBe(true);
   });
 
   it("a Hugging Face folder's shape wins: the preset's lab-model overrides are not recorded", async () => {
     // math-quick carries the small model's shape as modelOverrides (dModel 64, ...).
-    const plain = (await service.call('validateConfig', { preset: 'math-quick', config: {} })) as unknown as { config: { policies: { modelOverrides: Record<string, unknown> } } };
+    const plain = (await service.call('validateConfig', { preset: 'math-quick', config: {} })) as unknown as {
+      config: { policies: { modelOverrides: Record<string, unknown> } };
+    };
     expect(Object.keys(plain.config.policies.modelOverrides).length).toBeGreaterThan(0);
     const v = (await service.call('validateConfig', { preset: 'math-quick', config: { policies: { init: FIXTURE } } })) as unknown as {
       ok: boolean;

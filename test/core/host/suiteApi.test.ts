@@ -83,7 +83,9 @@ describe('suite API', () => {
 
   it('refuses a bad spec naming the problem, and an export of both runs and a suite', async () => {
     const { service } = lab();
-    const bad = (await service.call('createSuite', { spec: { seeds: [1], rows: [{ preset: 'math-srpo', sets: { steps: -1 } }] } }).catch((e) => e)) as LabApiError;
+    const bad = (await service
+      .call('createSuite', { spec: { seeds: [1], rows: [{ preset: 'math-srpo', sets: { steps: -1 } }] } })
+      .catch((e) => e)) as LabApiError;
     expect(bad.code).toBe('invalid_input');
     expect(bad.message).toMatch(/suite row "math-srpo steps=-1"/);
     const both = (await service.call('exportReport', { runIds: [1], suiteId: 1, format: 'html' }).catch((e) => e)) as LabApiError;

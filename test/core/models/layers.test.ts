@@ -41,7 +41,12 @@ describe('custom-gradient layers', () => {
     it(`${name}: value and gradients equal matMul autodiff`, () => {
       const x = tf.randomNormal([5, 4], 0, 1, 'float32', 1);
       const w = tf.randomNormal([4, 3], 0, 1, 'float32', 2);
-      expect(maxAbsDiff(values(() => lin(x as tf.Tensor2D, w as tf.Tensor2D)), values(() => tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D)))).toBeLessThan(1e-5);
+      expect(
+        maxAbsDiff(
+          values(() => lin(x as tf.Tensor2D, w as tf.Tensor2D)),
+          values(() => tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D)),
+        ),
+      ).toBeLessThan(1e-5);
       const a = grads((p, q) => lin(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
       const b = grads((p, q) => tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D), [x, w]);
       for (let i = 0; i < 2; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-5);
@@ -79,14 +84,20 @@ function refAttention(h: tf.Tensor2D, wq: tf.Tensor2D, wk: tf.Tensor2D, wv: tf.T
   const hd = d / H;
   const heads = (x: tf.Tensor) => tf.reshape(tf.transpose(tf.reshape(x, [B, T, H, hd]), [0, 2, 1, 3]), [B * H, T, hd]) as tf.Tensor3D;
   const [q, k, v] = [wq, wk, wv].map((w) => heads(tf.matMul(h, w)));
-  const mask = tf.tensor2d(Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)), [T, T]);
+  const mask = tf.tensor2d(
+    Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)),
+    [T, T],
+  );
   const att = tf.softmax(tf.add(tf.div(tf.matMul(q, tf.transpose(k, [0, 2, 1])), Math.sqrt(hd)), mask), -1) as tf.Tensor3D;
   const y = tf.matMul(att, v);
   return tf.reshape(tf.transpose(tf.reshape(y, [B, H, T, hd]), [0, 2, 1, 3]), [B * T, d]) as tf.Tensor2D;
 }
 
 function causal(T: number): tf.Tensor4D {
-  return tf.tensor4d(Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)), [1, 1, T, T]);
+  return tf.tensor4d(
+    Array.from({ length: T * T }, (_, i) => (i % T > Math.floor(i / T) ? -1e9 : 0)),
+    [1, 1, T, T],
+  );
 }
 
 function values(f: () => tf.Tensor): Float32Array {
@@ -99,14 +110,24 @@ function values(f: () => tf.Tensor): Float32Array {
 describe('block ops', () => {
   it('gelu (sigmoid form) equals the tanh form', () => {
     const x = tf.randomNormal([7, 5], 0, 3, 'float32', 6);
-    expect(maxAbsDiff(values(() => gelu(x as tf.Tensor2D)), values(() => refGelu(x)))).toBeLessThan(1e-5);
+    expect(
+      maxAbsDiff(
+        values(() => gelu(x as tf.Tensor2D)),
+        values(() => refGelu(x)),
+      ),
+    ).toBeLessThan(1e-5);
     x.dispose();
   });
 
   it('rmsNorm: value and gradients equal autodiff of the plain formula', () => {
     const x = tf.randomNormal([6, 8], 0, 1, 'float32', 7);
     const g = tf.randomNormal([8], 1, 0.3, 'float32', 8);
-    expect(maxAbsDiff(values(() => rmsNorm(x as tf.Tensor2D, g as tf.Tensor1D, 1e-5)), values(() => refRmsNorm(x, g, 1e-5)))).toBeLessThan(1e-5);
+    expect(
+      maxAbsDiff(
+        values(() => rmsNorm(x as tf.Tensor2D, g as tf.Tensor1D, 1e-5)),
+        values(() => refRmsNorm(x, g, 1e-5)),
+      ),
+    ).toBeLessThan(1e-5);
     const a = grads((p, q) => rmsNorm(p as tf.Tensor2D, q as tf.Tensor1D, 1e-5), [x, g]);
     const b = grads((p, q) => refRmsNorm(p, q, 1e-5), [x, g]);
     for (let i = 0; i < 2; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-4);
@@ -119,7 +140,12 @@ describe('block ops', () => {
     const wproj = tf.randomNormal([10, 4], 0, 1, 'float32', 11);
     const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor) =>
       tf.matMul(refGelu(tf.matMul(p as tf.Tensor2D, q as tf.Tensor2D)) as tf.Tensor2D, r as tf.Tensor2D);
-    expect(maxAbsDiff(values(() => mlp(h as tf.Tensor2D, wfc as tf.Tensor2D, wproj as tf.Tensor2D)), values(() => ref(h, wfc, wproj)))).toBeLessThan(1e-4);
+    expect(
+      maxAbsDiff(
+        values(() => mlp(h as tf.Tensor2D, wfc as tf.Tensor2D, wproj as tf.Tensor2D)),
+        values(() => ref(h, wfc, wproj)),
+      ),
+    ).toBeLessThan(1e-4);
     const a = grads((p, q, r) => mlp(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D), [h, wfc, wproj]);
     const b = grads(ref, [h, wfc, wproj]);
     for (let i = 0; i < 3; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-3);
@@ -130,13 +156,23 @@ describe('block ops', () => {
     const x = tf.randomNormal([5, 3, 4], 0, 1, 'float32', 12); // [P, K, C]
     const f = tf.randomNormal([3, 4, 6], 0, 1, 'float32', 13); // [K, C, M]
     const ref = () => tf.transpose(tf.matMul(tf.transpose(x, [2, 0, 1]), tf.transpose(f, [1, 0, 2])), [1, 0, 2]); // [P, C, M]
-    expect(maxAbsDiff(values(() => channelProduct(x as tf.Tensor3D, f as tf.Tensor3D)), values(ref))).toBeLessThan(1e-5);
+    expect(
+      maxAbsDiff(
+        values(() => channelProduct(x as tf.Tensor3D, f as tf.Tensor3D)),
+        values(ref),
+      ),
+    ).toBeLessThan(1e-5);
     tf.dispose([x, f]);
   });
 
   it('permute handles size-1 and empty axes', () => {
     const x = tf.randomNormal([1, 3, 1, 2], 0, 1, 'float32', 14);
-    expect(maxAbsDiff(values(() => permute(x, [1, 3, 1, 2], [3, 0, 2, 1])), values(() => tf.transpose(x, [3, 0, 2, 1])))).toBe(0);
+    expect(
+      maxAbsDiff(
+        values(() => permute(x, [1, 3, 1, 2], [3, 0, 2, 1])),
+        values(() => tf.transpose(x, [3, 0, 2, 1])),
+      ),
+    ).toBe(0);
     expect(values(() => permute(tf.zeros([0, 4]), [1, 0, 2, 2], [1, 0, 3, 2], [0, 4])).length).toBe(0);
     x.dispose();
   });
@@ -161,7 +197,12 @@ describe('block ops', () => {
         const ref = (p: tf.Tensor, q: tf.Tensor, r: tf.Tensor, s: tf.Tensor) =>
           refAttention(p as tf.Tensor2D, q as tf.Tensor2D, r as tf.Tensor2D, s as tf.Tensor2D, B, T, H);
         const w3 = ws as [tf.Tensor, tf.Tensor, tf.Tensor];
-        expect(maxAbsDiff(values(() => mine(h, ...w3)), values(() => ref(h, ...w3)))).toBeLessThan(1e-5);
+        expect(
+          maxAbsDiff(
+            values(() => mine(h, ...w3)),
+            values(() => ref(h, ...w3)),
+          ),
+        ).toBeLessThan(1e-5);
         const a = grads(mine as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
         const b = grads(ref as (...xs: tf.Tensor[]) => tf.Tensor, [h, ...ws]);
         for (let i = 0; i < 4; i++) expect(maxAbsDiff(a[i], b[i])).toBeLessThan(1e-4);

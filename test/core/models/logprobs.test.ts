@@ -47,7 +47,11 @@ describe('scoreCompletions', () => {
 
   it('is differentiable with respect to every parameter', () => {
     const { grads, value } = tf.variableGrads(() => tf.neg(tf.sum(scoreCompletions(model, pairs).logp)) as tf.Scalar, model.variables());
-    for (const [name, g] of Object.entries(grads)) expect(tf.tidy(() => tf.sum(tf.abs(g)).dataSync()[0]), name).toBeGreaterThan(0);
+    for (const [name, g] of Object.entries(grads))
+      expect(
+        tf.tidy(() => tf.sum(tf.abs(g)).dataSync()[0]),
+        name,
+      ).toBeGreaterThan(0);
     tf.dispose([value, ...Object.values(grads)]);
   });
 

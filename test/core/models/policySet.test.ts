@@ -12,7 +12,7 @@ describe('PolicySet', () => {
     set.dispose();
   });
 
-  it('per-role: one policy per role with its own weights; prompts keep the marker (the shared warm start\'s format)', () => {
+  it("per-role: one policy per role with its own weights; prompts keep the marker (the shared warm start's format)", () => {
     const set = new PolicySet('per-role', microConfig());
     expect(set.ids()).toEqual([...ROLES]);
     expect(set.policyFor('router').model).not.toBe(set.policyFor('solver').model);

@@ -14,7 +14,10 @@ describe('sample', () => {
 
   it('behaviour log-probs equal teacher-forced log-probs (temperature 1, no top-p) within 1e-4', () => {
     const rows = sample(model, prompts, { maxNewTokens: 12, seed: 5, endId: null });
-    const scored = scoreCompletionsData(model, prompts.map((p, r) => ({ prompt: p, completion: rows[r].tokens.slice(0, rows[r].length) })));
+    const scored = scoreCompletionsData(
+      model,
+      prompts.map((p, r) => ({ prompt: p, completion: rows[r].tokens.slice(0, rows[r].length) })),
+    );
     rows.forEach((row, r) => {
       expect(row.length).toBe(12);
       for (let j = 0; j < row.length; j++) expect(Math.abs(row.logp[j] - scored.logp[r][j])).toBeLessThan(1e-4);
@@ -23,7 +26,10 @@ describe('sample', () => {
 
   it('records un-tempered log-probs under temperature and top-p too', () => {
     const rows = sample(model, prompts, { maxNewTokens: 6, seed: 6, temperature: 0.7, topP: 0.9, endId: null });
-    const scored = scoreCompletionsData(model, prompts.map((p, r) => ({ prompt: p, completion: rows[r].tokens })));
+    const scored = scoreCompletionsData(
+      model,
+      prompts.map((p, r) => ({ prompt: p, completion: rows[r].tokens })),
+    );
     rows.forEach((row, r) => row.logp.forEach((v, j) => expect(Math.abs(v - scored.logp[r][j])).toBeLessThan(1e-4)));
   });
 

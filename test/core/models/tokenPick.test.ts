@@ -126,7 +126,12 @@ describe('pickToken: the pre-sort filter is exact', () => {
   it('long-tailed logits: the same ids as a full sort, draw for draw', () => {
     const r = mulberry32(3);
     const lp = Float32Array.from({ length: 5000 }, () => -60 * r() * r()); // a long tail far below the head
-    for (const [t, k, p] of [[1, 0, 0.9], [0.7, 20, 1], [1.3, 50, 0.95], [1, 0, 1 - 2 ** -53]] as const) {
+    for (const [t, k, p] of [
+      [1, 0, 0.9],
+      [0.7, 20, 1],
+      [1.3, 50, 0.95],
+      [1, 0, 1 - 2 ** -53],
+    ] as const) {
       const [ra, rb] = [mulberry32(9), mulberry32(9)];
       for (let i = 0; i < 100; i++) expect(pickToken(lp, t, k, p, ra)).toBe(fullSort(lp, t, k, p, rb));
     }
@@ -135,7 +140,11 @@ describe('pickToken: the pre-sort filter is exact', () => {
   it('a top-k or nucleus that reaches into the filtered tail sorts it in', () => {
     // Three ids at weight 1, the rest just under the 1e-15 filter (e^-34.6 = 9.4e-16 and a little less).
     const lp = Float32Array.from({ length: 2000 }, (_, i) => (i % 700 === 3 ? 0 : -34.6 - (i % 7) * 0.001));
-    const cases = [[1, 10, 1], [1, 0, 1 - 2 ** -53], [1, 2000, 1 - 2 ** -53]] as const;
+    const cases = [
+      [1, 10, 1],
+      [1, 0, 1 - 2 ** -53],
+      [1, 2000, 1 - 2 ** -53],
+    ] as const;
     for (const [t, k, p] of cases) {
       const [ra, rb] = [mulberry32(11), mulberry32(11)];
       for (let i = 0; i < 200; i++) expect(pickToken(lp, t, k, p, ra)).toBe(fullSort(lp, t, k, p, rb));

@@ -53,7 +53,12 @@ describe('Transformer', () => {
       const t = L + s;
       const bias = new Float32Array(3 * (t + 1));
       pads.forEach((p, r) => bias.fill(MASKED, r * (t + 1), r * (t + 1) + p));
-      const next = model.decodeStep(cont.map((c) => c[s]), pads.map((p) => t - p), step.cache, bias);
+      const next = model.decodeStep(
+        cont.map((c) => c[s]),
+        pads.map((p) => t - p),
+        step.cache,
+        bias,
+      );
       tf.dispose([step.logits, ...step.cache.kT, ...step.cache.v]);
       step = next;
       got.push(step.logits.arraySync() as number[][]);

@@ -63,7 +63,11 @@ describe('rollout orchestrator', () => {
     const { policies, tokenizer, episodes, ctx } = setup('shared');
     const batch = runRollouts(episodes(), ctx, { temperature: 1, topP: 1, maxNewTokens: 10, seed: 9 });
     const rows = batch.episodes.flatMap((e) => [...e.sampled.values()]);
-    const scored = scoreCompletionsData(policies.get('shared').model, rows.map((r) => ({ prompt: r.promptTokens, completion: r.outputTokens })), { padId: tokenizer.padId });
+    const scored = scoreCompletionsData(
+      policies.get('shared').model,
+      rows.map((r) => ({ prompt: r.promptTokens, completion: r.outputTokens })),
+      { padId: tokenizer.padId },
+    );
     rows.forEach((r, i) => r.logp.forEach((lp, t) => expect(Math.abs(lp - scored.logp[i][t])).toBeLessThan(1e-4)));
     policies.dispose();
   });

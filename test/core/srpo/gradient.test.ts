@@ -70,9 +70,7 @@ describe('objective gradients', () => {
         const { grad, prepared } = tfGradient(batch, config);
         const numeric = numericGradient(batch, config, prepared);
         const scale = Math.max(1e-3, ...numeric.flat().map(Math.abs));
-        grad.forEach((row, i) =>
-          numeric[i].forEach((n, t) => expect(Math.abs(row[t] - n), `seed ${seed} member ${i} token ${t}`).toBeLessThan(2e-3 * scale)),
-        );
+        grad.forEach((row, i) => numeric[i].forEach((n, t) => expect(Math.abs(row[t] - n), `seed ${seed} member ${i} token ${t}`).toBeLessThan(2e-3 * scale)));
         expect(numeric.flat().some((v) => v !== 0)).toBe(true); // the check is not vacuous
         checked++;
       }

@@ -5,14 +5,7 @@
  * below is worked by hand in the comments, not produced by the code under test.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  computeObjective,
-  getGrouping,
-  objectiveConfig,
-  prepareObjectiveBatch,
-  referenceObjective,
-  type ObjectiveBatch,
-} from '../../../src/core/srpo';
+import { computeObjective, getGrouping, objectiveConfig, prepareObjectiveBatch, referenceObjective, type ObjectiveBatch } from '../../../src/core/srpo';
 
 const m = (event: string, role: string) => ({ event, role, logpCur: [-0.5, -0.4], logpOld: [-0.6, -0.4], mask: [1, 1] });
 const ev = (traj: string, n: number, kind: string, reward: number, expectedK = 1) => ({
@@ -119,7 +112,10 @@ describe('advantage groupings on a multi-turn search batch', () => {
       members: [m('x', 'solver'), m('y', 'solver')],
     };
     const p = prepareObjectiveBatch(bare, objectiveConfig({ algorithm: 'grpo_token', ...centred }));
-    expect(p.events.map((e) => [e.prompt, e.trajectory])).toEqual([['g', 'x'], ['g', 'y']]);
+    expect(p.events.map((e) => [e.prompt, e.trajectory])).toEqual([
+      ['g', 'x'],
+      ['g', 'y'],
+    ]);
     expect(p.members.map((x) => x.advantage)).toEqual([0.5, -0.5]);
   });
 

@@ -162,10 +162,7 @@ describe('reference objective, worked by hand', () => {
       ],
       members: [member('a', 0), member('b', 0)],
     };
-    expect(referenceObjective(batch, { scaleByStd: false }).events.map((e) => e.advantage)).toEqual([
-      0.3 - 0.2,
-      0.1 - 0.2,
-    ]);
+    expect(referenceObjective(batch, { scaleByStd: false }).events.map((e) => e.advantage)).toEqual([0.3 - 0.2, 0.1 - 0.2]);
     const std = Math.SQRT2 * 0.1;
     const floored = referenceObjective(batch, { stdFloor: 0.5 }).events[0].advantage;
     expect(floored).toBeCloseTo(0.1 / (0.5 + 1e-6), 12);

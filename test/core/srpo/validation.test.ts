@@ -4,14 +4,7 @@
  * unknown variant lists the valid names. No NaN ever comes back.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ALGORITHMS,
-  computeObjective,
-  getVariant,
-  objectiveConfig,
-  resolveObjectiveConfig,
-  type ObjectiveBatch,
-} from '../../../src/core/srpo';
+import { ALGORITHMS, computeObjective, getVariant, objectiveConfig, resolveObjectiveConfig, type ObjectiveBatch } from '../../../src/core/srpo';
 
 function goodBatch(): ObjectiveBatch {
   return {

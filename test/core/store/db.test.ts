@@ -26,10 +26,23 @@ describe('openLabDb', () => {
     expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(db.raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(db.raw.pragma('application_id', { simple: true })).toBe(APPLICATION_ID);
-    const tables = db.raw
-      .prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      .all() as { name: string; strict: number }[];
-    expect(tables.map((t) => t.name)).toEqual(['checkpoints', 'episodes', 'evaluations', 'events', 'members', 'metrics', 'run_leases', 'runs', 'steps', 'suite_runs', 'suites']);
+    const tables = db.raw.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+      name: string;
+      strict: number;
+    }[];
+    expect(tables.map((t) => t.name)).toEqual([
+      'checkpoints',
+      'episodes',
+      'evaluations',
+      'events',
+      'members',
+      'metrics',
+      'run_leases',
+      'runs',
+      'steps',
+      'suite_runs',
+      'suites',
+    ]);
     expect(tables.every((t) => t.strict === 1)).toBe(true);
     expect(integrity(db)).toBe('ok');
     db.close();

@@ -26,7 +26,10 @@ export function rowCounts(db: LabDb, runId: number, step?: number): Record<(type
   for (const t of STEP_TABLES) {
     const where = step === undefined ? 'run_id = ?' : 'run_id = ? AND step = ?';
     const args = step === undefined ? [runId] : [runId, step];
-    out[t] = db.raw.prepare(`SELECT count(*) FROM ${t} WHERE ${where}`).pluck().get(...args) as number;
+    out[t] = db.raw
+      .prepare(`SELECT count(*) FROM ${t} WHERE ${where}`)
+      .pluck()
+      .get(...args) as number;
   }
   return out;
 }

@@ -60,7 +60,9 @@ describe('run leases', () => {
     }
     expect(refused).toBeInstanceOf(LeaseHeldError);
     expect((refused as Error).message).toMatch(
-      new RegExp(`^run ${runId} is being trained by engine pid ${process.pid} on host ${hostname()} \\(since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, last heartbeat \\d+ s ago\\)$`),
+      new RegExp(
+        `^run ${runId} is being trained by engine pid ${process.pid} on host ${hostname()} \\(since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, last heartbeat \\d+ s ago\\)$`,
+      ),
     );
     expect(() => assertNoLiveLease(store.db, runId, b)).toThrow(LeaseHeldError);
     expect(() => assertNoLiveLease(store.db, runId, a)).not.toThrow(); // one's own lease is no obstacle
@@ -94,7 +96,9 @@ describe('run leases', () => {
     acquireLease(store.db, runId, far, 'engine', { env });
     const me = { token: 'me', pid: process.pid, host: 'here' };
     now += 59_000; // the pid cannot be checked there: only the heartbeat counts
-    expect(() => acquireLease(store.db, runId, me, 'starting', { env })).toThrow(/being trained by engine pid 12345 on host elsewhere .*last heartbeat 59 s ago/);
+    expect(() => acquireLease(store.db, runId, me, 'starting', { env })).toThrow(
+      /being trained by engine pid 12345 on host elsewhere .*last heartbeat 59 s ago/,
+    );
     expect(heartbeatLease(store.db, runId, far, now)).toBe(true);
     now += 60_001;
     const { tookOver } = acquireLease(store.db, runId, me, 'starting', { env });
@@ -136,7 +140,13 @@ describe('run leases', () => {
     acquireLease(store.db, runId, me, 'engine');
     let now = Date.now();
     let lost = 0;
-    const keeper = new LeaseKeeper(store.db, runId, me, () => lost++, () => now);
+    const keeper = new LeaseKeeper(
+      store.db,
+      runId,
+      me,
+      () => lost++,
+      () => now,
+    );
     now += 5000;
     expect(keeper.beat()).toBe(true);
     expect(getLease(store.db, runId)!.heartbeatAt).toBe(now);

@@ -145,7 +145,11 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
   const io: CliIO = {
     out: (l) => out.push(l),
     tty: null,
-    launcher: { launch: () => { throw new Error('no engine in this test'); } },
+    launcher: {
+      launch: () => {
+        throw new Error('no engine in this test');
+      },
+    },
     onInterrupt: () => () => {},
   };
   const code = await runCli(argv, io, (l) => err.push(l));

@@ -87,9 +87,7 @@ describe('metricSeries', () => {
 
   it('restricts to a step range, then downsamples within it', () => {
     const { s, run } = storeWithSeries(noisy(300));
-    expect(s.metricSeries(run, 'loss', { fromStep: 10, toStep: 19 }).map((p) => p.step)).toEqual(
-      Array.from({ length: 10 }, (_, i) => 10 + i),
-    );
+    expect(s.metricSeries(run, 'loss', { fromStep: 10, toStep: 19 }).map((p) => p.step)).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
     const got = s.metricSeries(run, 'loss', { fromStep: 100, toStep: 199, maxPoints: 20 });
     expect(got.length).toBe(20);
     expect(got.every((p) => p.step >= 100 && p.step <= 199)).toBe(true);
@@ -199,9 +197,9 @@ describe('MetricSeriesCache', () => {
       }
     };
     same();
-    values.slice(900).forEach((v, j) =>
-      s.writeStep(run, { step: steps[900 + j], wallTime: 1000 + steps[900 + j], metrics: { loss: v }, episodes: [], tokens: false }),
-    );
+    values
+      .slice(900)
+      .forEach((v, j) => s.writeStep(run, { step: steps[900 + j], wallTime: 1000 + steps[900 + j], metrics: { loss: v }, episodes: [], tokens: false }));
     same();
     expect(cache.series(run, 'loss')).toHaveLength(997);
     expect(cache.series(run, 'nope')).toEqual([]);

@@ -151,8 +151,14 @@ describe('query plans of the detail reads and the list page', () => {
   it('finds one event, its members, an episode and its events by index, with no scan and no sort', () => {
     for (const [name, sql] of Object.entries(DETAIL_SQL)) {
       const steps = plan(sql, 1);
-      expect(steps.every((d) => d.startsWith('SEARCH ')), `${name}: ${steps.join(' | ')}`).toBe(true);
-      expect(steps.some((d) => /TEMP B-TREE/.test(d)), `${name}: ${steps.join(' | ')}`).toBe(false);
+      expect(
+        steps.every((d) => d.startsWith('SEARCH ')),
+        `${name}: ${steps.join(' | ')}`,
+      ).toBe(true);
+      expect(
+        steps.some((d) => /TEMP B-TREE/.test(d)),
+        `${name}: ${steps.join(' | ')}`,
+      ).toBe(false);
     }
   });
 

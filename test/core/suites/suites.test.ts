@@ -89,7 +89,20 @@ describe('suite spec', () => {
   });
 
   it('multiplies rows by varied values, switching K mode and objective like --set', () => {
-    const spec = resolveSuiteSpec({ seeds: [1], rows: [{ preset: 'math-paper' }], vary: [{ key: 'workflow.options.solvers', values: [{ mode: 'fixed', k: 1 }, { mode: 'fixed', k: 3 }] }, { key: 'objective.setNorm', values: ['mean', 'none'] }] });
+    const spec = resolveSuiteSpec({
+      seeds: [1],
+      rows: [{ preset: 'math-paper' }],
+      vary: [
+        {
+          key: 'workflow.options.solvers',
+          values: [
+            { mode: 'fixed', k: 1 },
+            { mode: 'fixed', k: 3 },
+          ],
+        },
+        { key: 'objective.setNorm', values: ['mean', 'none'] },
+      ],
+    });
     expect(suiteRows(spec).map((r) => r.label)).toEqual([
       'math-paper workflow.options.solvers={"mode":"fixed","k":1} objective.setNorm=mean',
       'math-paper workflow.options.solvers={"mode":"fixed","k":1} objective.setNorm=none',
@@ -104,7 +117,9 @@ describe('suite spec', () => {
     expect(() => resolveSuiteSpec({ seeds: [1], rows: [{ preset: 'math-srpo' }], baseline: 'x' })).toThrow(/baseline "x" is not a row/);
     expect(() => resolveSuiteSpec({ seeds: [1, 1], rows: [{ preset: 'math-srpo' }] })).toThrow(/seeds repeat/);
     expect(() => resolveSuiteSpec({ seeds: [1], rows: [{ preset: 'nope' }] })).toThrow(/preset/);
-    expect(() => expandSuite(resolveSuiteSpec({ seeds: [1], rows: [{ preset: 'math-srpo', sets: { steps: 0 } }] }))).toThrow(/suite row "math-srpo steps=0" \(seed 1\).*steps/);
+    expect(() => expandSuite(resolveSuiteSpec({ seeds: [1], rows: [{ preset: 'math-srpo', sets: { steps: 0 } }] }))).toThrow(
+      /suite row "math-srpo steps=0" \(seed 1\).*steps/,
+    );
   });
 });
 
@@ -149,7 +164,9 @@ describe('the suite runner', () => {
     const first = new FakeLauncher(store, () => (crashed++ < 2 ? 'crash' : 'complete'));
     const r1 = await runSuite(id, { store, dbPath, launcher: first, parallel: 1, out: () => {} });
     expect(r1).toMatchObject({ completed: 2, failed: 2 });
-    const interrupted = suiteDetail(store, id)!.entries.filter((e) => e.status === 'interrupted').map((e) => e.runId);
+    const interrupted = suiteDetail(store, id)!
+      .entries.filter((e) => e.status === 'interrupted')
+      .map((e) => e.runId);
     expect(interrupted).toHaveLength(2);
 
     const second = new FakeLauncher(store, () => 'complete');

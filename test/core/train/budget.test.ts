@@ -103,7 +103,9 @@ describe('trainer with a budget', () => {
     expect(resumed.map((s) => [s.step, s.final])).toEqual([[1, true]]);
     const md = markdownReport({
       generatedAt: 0,
-      runs: [{ run: { id: runId, name: 'b', config } as never, series: { 'budget/team_tokens': store.metricSeries(runId, 'budget/team_tokens') }, evaluations: [] }],
+      runs: [
+        { run: { id: runId, name: 'b', config } as never, series: { 'budget/team_tokens': store.metricSeries(runId, 'budget/team_tokens') }, evaluations: [] },
+      ],
     });
     expect(md).toMatch(/Training ended by: run 1: team-token budget of 1 \\\(\d+ spent\\\)/); // Markdown-escaped parentheses
   });

@@ -189,9 +189,11 @@ describe('evaluation episodes in the store', () => {
     a.step(0);
     a.step(1);
     // Step 2's evaluation is committed ahead of it; the process "dies" before the update.
-    expect(() => a.step(2, (phase) => {
-      if (phase === 'before-update') throw new Error('killed');
-    })).toThrow('killed');
+    expect(() =>
+      a.step(2, (phase) => {
+        if (phase === 'before-update') throw new Error('killed');
+      }),
+    ).toThrow('killed');
     expect(store.committedSteps(runId)).toEqual([0, 1]);
     expect(evalEpisodes(store, runId).get(2)?.length).toBe(config.eval.queries * config.eval.n);
 
@@ -206,21 +208,23 @@ describe('evaluation episodes in the store', () => {
 
     // Everything but wall-clock latency, per step, in stored order.
     const content = (id: number) =>
-      [...evalEpisodes(store, id)].sort(([x], [y]) => x - y).map(([step, eps]) => ({
-        step,
-        episodes: eps.map((p) => ({
-          key: p.key,
-          reward: p.reward,
-          correct: p.correct,
-          answer: p.finalAnswer,
-          events: p.events.map((e) => ({
-            key: e.key,
-            reward: e.reward,
-            outputs: e.members.map((m) => m.output),
-            tokens: e.members.map((m) => Array.from(m.tokens!.outputTokens)),
+      [...evalEpisodes(store, id)]
+        .sort(([x], [y]) => x - y)
+        .map(([step, eps]) => ({
+          step,
+          episodes: eps.map((p) => ({
+            key: p.key,
+            reward: p.reward,
+            correct: p.correct,
+            answer: p.finalAnswer,
+            events: p.events.map((e) => ({
+              key: e.key,
+              reward: e.reward,
+              outputs: e.members.map((m) => m.output),
+              tokens: e.members.map((m) => Array.from(m.tokens!.outputTokens)),
+            })),
           })),
-        })),
-      }));
+        }));
     const resumed = content(runId);
     expect(resumed.map((s) => s.step)).toEqual([0, 2, 3]);
     for (const s of resumed) expect(s.episodes).toHaveLength(config.eval.queries * config.eval.n); // none twice

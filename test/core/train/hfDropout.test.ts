@@ -37,7 +37,14 @@ const read = (vars: ReadonlyMap<string, tf.Variable>) => new Map([...vars].map((
 /** Every lora_B set to seeded non-zero values, so the adapters (and their dropout) move the log-probs. */
 function perturbB(p: Policies, id: string, seed: number): void {
   const rand = mulberry32(seed);
-  for (const [name, v] of p.trainable(id)) if (name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => rand() - 0.5), v.shape));
+  for (const [name, v] of p.trainable(id))
+    if (name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => rand() - 0.5),
+          v.shape,
+        ),
+      );
 }
 
 function rowsFor(p: Policies) {
@@ -64,12 +71,20 @@ function syntheticStep(p: Policies, seed: number) {
     const k = e % 3 === 0 ? 2 : 1;
     batch.events.push({ id: `e${e}`, group: `t${e % 2}/solver`, reward: e < 3 ? 1 : 0, expectedK: k });
     const prompt = p.promptIds('shared', { role: 'solver', instruction: 'solver', prompt: `What is ${e} + ${Math.floor(rand() * 9)}?` }, 6);
-    for (const row of p.sample('shared', Array.from({ length: k }, () => prompt), { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e })) {
+    for (const row of p.sample(
+      'shared',
+      Array.from({ length: k }, () => prompt),
+      { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e },
+    )) {
       samples.push({ policyId: 'shared', promptTokens: prompt, outputTokens: row.ids });
       batch.members.push({ event: `e${e}`, role: 'solver', logpCur: [], logpOld: [], mask: [] });
     }
   }
-  const scored = p.scoreData('shared', samples.map((s) => ({ prompt: s.promptTokens, completion: s.outputTokens })), 'current');
+  const scored = p.scoreData(
+    'shared',
+    samples.map((s) => ({ prompt: s.promptTokens, completion: s.outputTokens })),
+    'current',
+  );
   batch.members.forEach((m, i) => Object.assign(m, { logpCur: scored.logp[i], logpOld: scored.logp[i], mask: scored.logp[i].map(() => 1) }));
   return { samples, batch };
 }

@@ -47,12 +47,20 @@ function solverStep(p: Policies, seed: number) {
     const k = e % 3 === 0 ? 2 : 1;
     batch.events.push({ id: `e${e}`, group: `t${e % 2}/solver`, reward: e < 3 ? 1 : 0, expectedK: k });
     const prompt = p.promptIds('solver', { role: 'solver', instruction: 'solver', prompt: `What is ${e} + ${Math.floor(rand() * 9)}?` }, 6);
-    for (const row of p.sample('solver', Array.from({ length: k }, () => prompt), { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e })) {
+    for (const row of p.sample(
+      'solver',
+      Array.from({ length: k }, () => prompt),
+      { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e },
+    )) {
       samples.push({ policyId: 'solver', promptTokens: prompt, outputTokens: row.ids });
       batch.members.push({ event: `e${e}`, role: 'solver', logpCur: [], logpOld: [], mask: [] });
     }
   }
-  const scored = p.scoreData('solver', samples.map((s) => ({ prompt: s.promptTokens, completion: s.outputTokens })), 'current');
+  const scored = p.scoreData(
+    'solver',
+    samples.map((s) => ({ prompt: s.promptTokens, completion: s.outputTokens })),
+    'current',
+  );
   batch.members.forEach((m, i) => Object.assign(m, { logpCur: scored.logp[i], logpOld: scored.logp[i], mask: scored.logp[i].map(() => 1) }));
   return { samples, batch };
 }

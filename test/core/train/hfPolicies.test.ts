@@ -51,7 +51,11 @@ function syntheticStep(policies: Policies, roles: ('solver' | 'verifier')[], see
     batch.events.push({ id: `e${e}`, group: `t${e % 2}/${role}`, reward: e < 3 ? 1 : 0, expectedK: k });
     const policyId = policies.policyFor(role).id;
     const prompt = policies.promptIds(policyId, { role, instruction: role, prompt: `What is ${e} + ${Math.floor(rand() * 9)}?` }, 6);
-    const rows = policies.sample(policyId, Array.from({ length: k }, () => prompt), { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e });
+    const rows = policies.sample(
+      policyId,
+      Array.from({ length: k }, () => prompt),
+      { maxNewTokens: 6, temperature: 1, topP: 1, seed: seed * 100 + e },
+    );
     for (const row of rows) {
       samples.push({ policyId, promptTokens: prompt, outputTokens: row.ids });
       batch.members.push({ event: `e${e}`, role, logpCur: [], logpOld: [], mask: [] });
@@ -60,7 +64,11 @@ function syntheticStep(policies: Policies, roles: ('solver' | 'verifier')[], see
   for (const id of policies.ids()) {
     const idx = samples.map((s, i) => (s.policyId === id ? i : -1)).filter((i) => i >= 0);
     if (!idx.length) continue;
-    const scored = policies.scoreData(id, idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })), 'current');
+    const scored = policies.scoreData(
+      id,
+      idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })),
+      'current',
+    );
     idx.forEach((i, r) => Object.assign(batch.members[i], { logpCur: scored.logp[r], logpOld: scored.logp[r], mask: scored.logp[r].map(() => 1) }));
   }
   return { samples, batch };
@@ -111,13 +119,22 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     // The fixture's template has no enable_thinking: a copy gets Qwen3's rule for it (an empty think block when false).
     const thinkDir = tinyQwenFolder();
     const template = join(thinkDir, 'chat_template.jinja');
-    writeFileSync(template, readFileSync(template, 'utf8') + "{%- if add_generation_prompt and enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}");
-    const think = openPolicies(hfRunConfig(thinkDir, { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 2 }, maxLoops: 1 }, enableThinking: false } }), { baseDir: '/' }) as HfPolicies;
+    writeFileSync(
+      template,
+      readFileSync(template, 'utf8') +
+        "{%- if add_generation_prompt and enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}",
+    );
+    const think = openPolicies(
+      hfRunConfig(thinkDir, { workflow: { name: 'math', options: { solvers: { mode: 'fixed', k: 2 }, maxLoops: 1 }, enableThinking: false } }),
+      { baseDir: '/' },
+    ) as HfPolicies;
     try {
       const ids = think.promptIds('shared', { role: 'verifier', instruction: 'verifier', prompt: 'Problem: 1+1' }, 4);
       const text = think.tokenizer.decode(ids);
       expect(text).toContain(CHAT_SYSTEM_PROMPTS.verifier);
-      expect(text.startsWith(`<|im_start|>system\n${CHAT_SYSTEM_PROMPTS.verifier}<|im_end|>\n<|im_start|>user\nProblem: 1+1<|im_end|>\n<|im_start|>assistant\n`)).toBe(true);
+      expect(
+        text.startsWith(`<|im_start|>system\n${CHAT_SYSTEM_PROMPTS.verifier}<|im_end|>\n<|im_start|>user\nProblem: 1+1<|im_end|>\n<|im_start|>assistant\n`),
+      ).toBe(true);
       expect(text.endsWith('<think>\n\n</think>\n\n')).toBe(true); // enable_thinking false
     } finally {
       think.dispose();
@@ -239,21 +256,39 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
 
   it('real-model presets: paper shapes, LoRA, and --set policies.init=PATH required; any preset takes a model folder', () => {
     // Resolvable without a folder (the New run page lists and shows them); creating a run needs one.
-    expect(() => assertPresetModelFolder('math-qwen3-0.6b', presetConfig('math-qwen3-0.6b'))).toThrow(/preset "math-qwen3-0\.6b" trains a Hugging Face model: name its folder with --set policies\.init=PATH/);
+    expect(() => assertPresetModelFolder('math-qwen3-0.6b', presetConfig('math-qwen3-0.6b'))).toThrow(
+      /preset "math-qwen3-0\.6b" trains a Hugging Face model: name its folder with --set policies\.init=PATH/,
+    );
     expect(() => assertPresetModelFolder('math-qwen3-1.7b-per-role', presetConfig('math-qwen3-1.7b-per-role'))).toThrow(/--set policies\.init=PATH/);
     expect(() => assertPresetModelFolder('math-quick', presetConfig('math-quick'))).not.toThrow();
-    for (const [name, sharing] of [['math-qwen3-0.6b', 'shared'], ['math-qwen3-0.6b-per-role', 'per-role'], ['math-qwen3-1.7b', 'shared'], ['math-qwen3-1.7b-per-role', 'per-role'], ['search-qwen2.5-1.5b', 'shared']] as const) {
+    for (const [name, sharing] of [
+      ['math-qwen3-0.6b', 'shared'],
+      ['math-qwen3-0.6b-per-role', 'per-role'],
+      ['math-qwen3-1.7b', 'shared'],
+      ['math-qwen3-1.7b-per-role', 'per-role'],
+      ['search-qwen2.5-1.5b', 'shared'],
+    ] as const) {
       const c = presetConfig(name, { policies: { init: dir } });
       expect(c.policies, name).toMatchObject({ init: dir, sharing, adapter: { kind: 'lora', r: 16, alpha: 32, dropout: 0 } });
       expect(c.eval.n, name).toBe(16);
       expect(c.rollout.groupSize, name).toBe(8);
-      expect(Object.values(c.workflow.options).find((o) => (o as { mode?: string })?.mode === 'router'), name).toMatchObject({ maxK: 3 });
+      expect(
+        Object.values(c.workflow.options).find((o) => (o as { mode?: string })?.mode === 'router'),
+        name,
+      ).toMatchObject({ maxK: 3 });
       expect(c.update.recompute && c.update.microBatchRows > 0, name).toBe(true);
       expect(modelKindOf(c, '/'), name).toBe('hf');
     }
     // math-quick (the lab's own model) on a model folder, LoRA by one --set: the folder decides the shape.
     const quick = presetConfig('math-quick', { policies: { init: dir, adapter: { kind: 'lora' } } });
-    expect(quick.policies.adapter).toEqual({ kind: 'lora', r: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], rslora: false, dropout: 0 });
+    expect(quick.policies.adapter).toEqual({
+      kind: 'lora',
+      r: 16,
+      alpha: 32,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      rslora: false,
+      dropout: 0,
+    });
     expect(modelKindOf(quick, '/')).toBe('hf');
   });
 
@@ -275,17 +310,21 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     // Per-role full fine-tuning (one copy of the model per role) is refused when the copies do not fit, pointing to LoRA (hfPerRoleFull.test.ts).
     process.env[MEMORY_ENV] = '1000000';
     try {
-      expect(() => openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role', adapter: null } }), { baseDir: '/' })).toThrow(/6 per-role full copies.*policies\.adapter\.kind=lora/);
+      expect(() => openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role', adapter: null } }), { baseDir: '/' })).toThrow(
+        /6 per-role full copies.*policies\.adapter\.kind=lora/,
+      );
     } finally {
       delete process.env[MEMORY_ENV];
     }
-    expect(() => openPolicies(hfRunConfig('/nonexistent/qwen3'), { baseDir: '/' })).toThrow(/field "policies\.init" = "\/nonexistent\/qwen3": model folder \/nonexistent\/qwen3 does not exist/);
+    expect(() => openPolicies(hfRunConfig('/nonexistent/qwen3'), { baseDir: '/' })).toThrow(
+      /field "policies\.init" = "\/nonexistent\/qwen3": model folder \/nonexistent\/qwen3 does not exist/,
+    );
     expect(() => openPolicies(hfRunConfig(dir, { policies: { init: null } }), { baseDir: '/' })).toThrow(/--set policies\.init=PATH/);
     expect(tf.memory().numTensors).toBe(before);
     const config = readHfConfig(dir);
-    expect(() => checkModelFits(dir, config, { policies: 6, lora: { r: 2, targetModules: ['q_proj'] }, referenceCopy: false }, 'cpu', { [MEMORY_ENV]: '1000' })).toThrow(
-      /does not fit the cpu backend's memory: it needs at least 0\.00 GB resident .* the backend has 0\.00 GB \(SRPO_LAB_MEMORY_BYTES\)/,
-    );
+    expect(() =>
+      checkModelFits(dir, config, { policies: 6, lora: { r: 2, targetModules: ['q_proj'] }, referenceCopy: false }, 'cpu', { [MEMORY_ENV]: '1000' }),
+    ).toThrow(/does not fit the cpu backend's memory: it needs at least 0\.00 GB resident .* the backend has 0\.00 GB \(SRPO_LAB_MEMORY_BYTES\)/);
     expect(() => checkModelFits(dir, config, { policies: 1, lora: null, referenceCopy: false }, 'cpu', { [MEMORY_ENV]: '1e12' })).not.toThrow();
   });
 });

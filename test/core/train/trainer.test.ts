@@ -37,11 +37,38 @@ function trainer(config: ReturnType<typeof small>, extra: Partial<ConstructorPar
 const noTime = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('memory/')));
 
 const DIAGNOSTICS = [
-  'loss/policy', 'grad/norm', 'clip/frac_low', 'clip/frac_high', 'clip/frac', 'ratio/mean', 'ratio/min', 'ratio/max',
-  'ratio/log_abs_mean', 'ratio/clamped', 'kl/approx', 'entropy', 'set/size_mean', 'events/complete', 'events/dropped',
-  'response/length_mean', 'response/length_max', 'response/truncated_frac', 'reward/mean', 'reward/std', 'adv/mean',
-  'adv/std', 'adv/abs_max', 'groups/zero_std_frac', 'groups/singleton', 'cost/tokens', 'cost/calls', 'cost/tool_calls',
-  'time/rollout', 'time/old_logp', 'time/update', 'role/solver/valid_rate',
+  'loss/policy',
+  'grad/norm',
+  'clip/frac_low',
+  'clip/frac_high',
+  'clip/frac',
+  'ratio/mean',
+  'ratio/min',
+  'ratio/max',
+  'ratio/log_abs_mean',
+  'ratio/clamped',
+  'kl/approx',
+  'entropy',
+  'set/size_mean',
+  'events/complete',
+  'events/dropped',
+  'response/length_mean',
+  'response/length_max',
+  'response/truncated_frac',
+  'reward/mean',
+  'reward/std',
+  'adv/mean',
+  'adv/std',
+  'adv/abs_max',
+  'groups/zero_std_frac',
+  'groups/singleton',
+  'cost/tokens',
+  'cost/calls',
+  'cost/tool_calls',
+  'time/rollout',
+  'time/old_logp',
+  'time/update',
+  'role/solver/valid_rate',
 ];
 
 describe('trainer', () => {
@@ -89,7 +116,9 @@ describe('trainer', () => {
     first.step(1);
     const resumed = trainer(config, { resume: { dir: checkpointDir(first.runDir, 1), step: 1 } });
     expect(resumed.startStep).toBe(2);
-    expect(resumed.policies.policies().map((p) => p.version)).toEqual(straight.policies.policies().map((p) => p.version - (full[2].metrics['update/applied'] ?? 0)));
+    expect(resumed.policies.policies().map((p) => p.version)).toEqual(
+      straight.policies.policies().map((p) => p.version - (full[2].metrics['update/applied'] ?? 0)),
+    );
     expect(noTime(resumed.step(2).metrics)).toEqual(noTime(full[2].metrics));
   });
 

@@ -37,7 +37,10 @@ function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
   }
   for (const id of policies.ids()) {
     const idx = samples.map((s, i) => (s.policyId === id ? i : -1)).filter((i) => i >= 0);
-    const scored = scoreCompletionsData(policies.get(id).model, idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })));
+    const scored = scoreCompletionsData(
+      policies.get(id).model,
+      idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })),
+    );
     idx.forEach((i, r) => {
       const lp = scored.logp[r].slice(0, samples[i].outputTokens.length);
       Object.assign(batch.members[i], { logpCur: lp, logpOld: lp, mask: lp.map(() => 1) });
@@ -95,7 +98,10 @@ describe('event-atomic policy update', () => {
       expect(p.version).toBeLessThanOrEqual(4);
       const after = readParameters(p.model);
       for (const [name, values] of before.get(p.id)!) {
-        expect(values.some((v, i) => v !== after.get(name)![i]), `${p.id}.${name} moved`).toBe(true);
+        expect(
+          values.some((v, i) => v !== after.get(name)![i]),
+          `${p.id}.${name} moved`,
+        ).toBe(true);
       }
     }
     expect([...r.events.values()].some((e) => Math.abs(e.ratio - 1) > 1e-4)).toBe(true);
@@ -145,7 +151,10 @@ describe('event-atomic policy update', () => {
     const prepared = prepareObjectiveBatch(batch, objective);
     const model = policies.get('shared').model;
     const poisoned = new Map(readParameters(model));
-    poisoned.set('head', poisoned.get('head')!.map(() => NaN));
+    poisoned.set(
+      'head',
+      poisoned.get('head')!.map(() => NaN),
+    );
     model.assign(poisoned);
     const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 2 });
     const r = runUpdate(prepared, samples, objective, ctx);
@@ -167,11 +176,13 @@ describe('event-atomic policy update', () => {
   const handKl = (batch: ObjectiveBatch) => {
     let sum = 0;
     let tokens = 0;
-    batch.members.forEach((m, i) => m.logpOld.forEach((_, t) => {
-      const d = DELTAS[(i + t) % 3];
-      sum += Math.exp(d) - d - 1;
-      tokens++;
-    }));
+    batch.members.forEach((m, i) =>
+      m.logpOld.forEach((_, t) => {
+        const d = DELTAS[(i + t) % 3];
+        sum += Math.exp(d) - d - 1;
+        tokens++;
+      }),
+    );
     return sum / tokens;
   };
 
@@ -201,7 +212,9 @@ describe('event-atomic policy update', () => {
     const prepared = prepareObjectiveBatch(batch, objective);
     const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 1 }, { coef: 0.5 });
     const before = tf.memory().numTensors;
-    expect(() => runUpdate(prepared, samples, objective, ctx)).toThrow(/kl\.coef is 0\.5 but member sample \d+ \(policy \S+\) has no reference log-probs \(MemberSample\.refLogp\)/);
+    expect(() => runUpdate(prepared, samples, objective, ctx)).toThrow(
+      /kl\.coef is 0\.5 but member sample \d+ \(policy \S+\) has no reference log-probs \(MemberSample\.refLogp\)/,
+    );
     expect(tf.memory().numTensors).toBe(before);
     for (const p of policies.policies()) expect(p.version).toBe(0);
     for (const o of optimizers.values()) o.dispose();

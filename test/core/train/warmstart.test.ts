@@ -52,7 +52,11 @@ describe('warm-start checkpoints', () => {
     const more = warmStartDemonstrations(config, 1, 30, 2);
     expect(more.length).toBeGreaterThan(own.length * 2);
     const questionOf = (prompt: string): string => /^Question: (.*)$/m.exec(prompt)![1];
-    const test = new Set(getTaskGenerator('kb-single').rows('test').map((r) => r.question));
+    const test = new Set(
+      getTaskGenerator('kb-single')
+        .rows('test')
+        .map((r) => r.question),
+    );
     const seen = new Set(more.map((d) => questionOf(d.prompt)));
     expect([...seen].filter((q) => test.has(q))).toEqual([]);
     // The extra knowledge bases bring names the run's own train split does not have.
@@ -61,7 +65,11 @@ describe('warm-start checkpoints', () => {
     // arith-chain has 1000 questions in all: other seeds redraw the same ones, so only the
     // exclusion keeps the 200 test questions out.
     const arith = warmStartDemonstrations(presetConfig('math-quick'), 1, 400, 2);
-    const arithTest = new Set(getTaskGenerator('arith-chain').rows('test').map((r) => r.question));
+    const arithTest = new Set(
+      getTaskGenerator('arith-chain')
+        .rows('test')
+        .map((r) => r.question),
+    );
     const arithSeen = new Set(arith.map((d) => /^Problem: (.*)$/m.exec(d.prompt)![1]));
     expect(arithSeen.size).toBeGreaterThan(600);
     expect([...arithSeen].filter((q) => arithTest.has(q))).toEqual([]);

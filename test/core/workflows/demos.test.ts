@@ -52,7 +52,14 @@ describe('warm-start demonstrations', () => {
   const tools = { search: Bm25Retriever.open(kb.corpus!()) };
 
   it('math: every role appears, prompts end with the role instruction, errors at the configured rate', () => {
-    const demos = warmStartDemos({ generator: arith, workflow: 'math', config: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 }, episodes: 150, errorRate: 0.3, formatErrorRate: 0 });
+    const demos = warmStartDemos({
+      generator: arith,
+      workflow: 'math',
+      config: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 },
+      episodes: 150,
+      errorRate: 0.3,
+      formatErrorRate: 0,
+    });
     expect(roles(demos)).toEqual(new Set(['router', 'solver', 'verifier', 'aggregator']));
     expect(demos.some((d) => d.prompt.endsWith(INSTRUCTIONS.reviser()))).toBe(true); // revisions happened
     const rate = solverErrorRate(demos);
@@ -72,7 +79,15 @@ describe('warm-start demonstrations', () => {
   });
 
   it('search: every role appears; with no errors the answerer answers correctly from retrieved evidence', () => {
-    const demos = warmStartDemos({ generator: kb, workflow: 'search', tools, config: { searchers: { mode: 'router', maxK: 2 }, maxTurns: 4 }, episodes: 60, errorRate: 0, formatErrorRate: 0 });
+    const demos = warmStartDemos({
+      generator: kb,
+      workflow: 'search',
+      tools,
+      config: { searchers: { mode: 'router', maxK: 2 }, maxTurns: 4 },
+      episodes: 60,
+      errorRate: 0,
+      formatErrorRate: 0,
+    });
     expect(roles(demos)).toEqual(new Set(['router', 'searcher', 'verifier', 'answerer']));
     for (const d of demos) expect(SEARCH_PARSERS[d.role](d.completion).valid).toBe(true);
     const answers = demos.filter((d) => d.role === 'answerer');
@@ -93,7 +108,10 @@ describe('warm-start demonstrations', () => {
       const a = /<answer>(.*)<\/answer>/.exec(d.completion)![1];
       if (think === 'no document has it') continue;
       quoted++;
-      expect(d.prompt.split('\n').some((l) => l.startsWith('Doc ') && l.includes(`${think}.`)), think).toBe(true);
+      expect(
+        d.prompt.split('\n').some((l) => l.startsWith('Doc ') && l.includes(`${think}.`)),
+        think,
+      ).toBe(true);
       expect(think.split(' '), think).toHaveLength(3);
       expect(think.endsWith(` ${a}`), think).toBe(true);
     }
@@ -107,7 +125,10 @@ describe('warm-start demonstrations', () => {
     expect(roles(a)).toEqual(new Set(['solver']));
     const qa = warmStartDemos({ generator: getTaskGenerator('kb-single'), workflow: 'single', episodes: 20 });
     expect(roles(qa)).toEqual(new Set(['answerer']));
-    const lines = demosToJsonl(a).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = demosToJsonl(a)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(20);
     for (const l of lines) expect(Object.keys(l).sort()).toEqual(['completion', 'prompt', 'role']);
   });

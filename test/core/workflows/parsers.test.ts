@@ -44,7 +44,16 @@ describe('parsers: accepted and rejected outputs', () => {
     expect(parseRoute('<route>stop</route>', 3)).toEqual({ valid: true, value: { stop: true } });
     expect(parseRoute('<route>2, 0, 2</route>', 3)).toEqual({ valid: true, value: { stop: false, agents: [2, 0] } });
     expect(parseRoute('<route>1 2</route>', 3)).toEqual({ valid: true, value: { stop: false, agents: [1, 2] } });
-    for (const bad of ['<route></route>', '<route>3</route>', '<route>all</route>', '<route>-1</route>', '<route>0,</route>', '<route>STOP,0</route>', 'STOP', '<route>0</route><route>1</route>']) {
+    for (const bad of [
+      '<route></route>',
+      '<route>3</route>',
+      '<route>all</route>',
+      '<route>-1</route>',
+      '<route>0,</route>',
+      '<route>STOP,0</route>',
+      'STOP',
+      '<route>0</route><route>1</route>',
+    ]) {
       expect(parseRoute(bad, 3).valid, bad).toBe(false);
     }
   });
@@ -73,9 +82,48 @@ describe('parsers never throw (fuzz)', () => {
     ['search', parseSearchAction],
     ['answer', (s) => parseAnswerAction(s)],
   ];
-  const pieces = ['<think>', '</think>', '<search>', '</search>', '<answer>', '</answer>', '<verdict>', '</verdict>', '<route>', '</route>',
-    '<solvers>', '</solvers>', 'STOP', 'accept', 'revise', 'sufficient', '0', '1', '2', '99', ',', ' ', '\n', '\\boxed{', '}', '{', '<', '>', '/',
-    'x', '\u0000', '\uffff', '😀', '\\', '"', "'", '<<route>>', '</route', 'ROUTE', '<Think>'];
+  const pieces = [
+    '<think>',
+    '</think>',
+    '<search>',
+    '</search>',
+    '<answer>',
+    '</answer>',
+    '<verdict>',
+    '</verdict>',
+    '<route>',
+    '</route>',
+    '<solvers>',
+    '</solvers>',
+    'STOP',
+    'accept',
+    'revise',
+    'sufficient',
+    '0',
+    '1',
+    '2',
+    '99',
+    ',',
+    ' ',
+    '\n',
+    '\\boxed{',
+    '}',
+    '{',
+    '<',
+    '>',
+    '/',
+    'x',
+    '\u0000',
+    '\uffff',
+    '😀',
+    '\\',
+    '"',
+    "'",
+    '<<route>>',
+    '</route',
+    'ROUTE',
+    '<Think>',
+  ];
   let seed = 42;
   const rand = (n: number): number => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -83,8 +131,24 @@ describe('parsers never throw (fuzz)', () => {
   };
 
   it('on 5000 random strings, hostile shapes and non-strings', () => {
-    const inputs: unknown[] = [null, undefined, 42, {}, [], '', ' ', '<'.repeat(100000), '<think>'.repeat(20000), '</answer>'.repeat(20000),
-      '<route>' + '1,'.repeat(50000) + '</route>', '<route>1' + ' '.repeat(20000) + 'x</route>', '1' + ' a'.repeat(1000) + '!', '<route>' + '1 ,'.repeat(100) + '</route>', '\\boxed{' + '{'.repeat(100000), 'a'.repeat(300000)];
+    const inputs: unknown[] = [
+      null,
+      undefined,
+      42,
+      {},
+      [],
+      '',
+      ' ',
+      '<'.repeat(100000),
+      '<think>'.repeat(20000),
+      '</answer>'.repeat(20000),
+      '<route>' + '1,'.repeat(50000) + '</route>',
+      '<route>1' + ' '.repeat(20000) + 'x</route>',
+      '1' + ' a'.repeat(1000) + '!',
+      '<route>' + '1 ,'.repeat(100) + '</route>',
+      '\\boxed{' + '{'.repeat(100000),
+      'a'.repeat(300000),
+    ];
     for (let i = 0; i < 5000; i++) inputs.push(Array.from({ length: rand(40) }, () => pieces[rand(pieces.length)]).join(''));
     const t0 = performance.now();
     for (const input of inputs) {

@@ -6,14 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Bm25Retriever, type Passage } from '../../../src/core/data';
-import {
-  getWorkflow,
-  runEpisode,
-  runLockstep,
-  type EpisodeResult,
-  type EventRecord,
-  type WorkflowTask,
-} from '../../../src/core/workflows';
+import { getWorkflow, runEpisode, runLockstep, type EpisodeResult, type EventRecord, type WorkflowTask } from '../../../src/core/workflows';
 import { ROLES as TOKENIZER_ROLES } from '../../../src/core/models/tokenizer';
 import { POLICY_ROLES, WORKFLOWS } from '../../../src/core/workflows';
 import { scripted } from './scripted';
@@ -92,7 +85,11 @@ describe('appendix E event audit, reproduced with scripted policies', () => {
   });
 
   it('Search e1-e2: two focused queries (K=2), then one capital query (K=1); documents are not members', () => {
-    const task: WorkflowTask = { id: 'capital', question: 'What is the capital of the country the director of Moonfall Harbor is from?', answers: ['Belhaven'] };
+    const task: WorkflowTask = {
+      id: 'capital',
+      question: 'What is the capital of the country the director of Moonfall Harbor is from?',
+      answers: ['Belhaven'],
+    };
     const ep = getWorkflow('search').createEpisode(task, { episodeId: 's1', tools, config: { searchers: { mode: 'router', maxK: 3 }, topK: 3, maxTurns: 4 } });
     const r = runEpisode(
       ep,
@@ -138,7 +135,15 @@ describe('appendix E event audit, reproduced with scripted policies', () => {
 
   it('event-atomic identity: members share event and pre-action state; every event has its own', () => {
     const ep = getWorkflow('math').createEpisode(modular, { episodeId: 'm3', config: { solvers: { mode: 'fixed', k: 3 }, maxLoops: 2 } });
-    const r = runEpisode(ep, scripted({ solver: ['\\boxed{9}', '\\boxed{9}', '\\boxed{3}'], verifier: ['<verdict>revise</verdict>', '<verdict>accept</verdict>'], reviser: ['\\boxed{9}'], aggregator: ['\\boxed{9}'] }));
+    const r = runEpisode(
+      ep,
+      scripted({
+        solver: ['\\boxed{9}', '\\boxed{9}', '\\boxed{3}'],
+        verifier: ['<verdict>revise</verdict>', '<verdict>accept</verdict>'],
+        reviser: ['\\boxed{9}'],
+        aggregator: ['\\boxed{9}'],
+      }),
+    );
     expect(kinds(r)).toEqual(['solve', 'verify', 'revise', 'verify', 'aggregate']);
     expect(new Set(r.events.map((e) => e.eventId)).size).toBe(r.events.length);
     expect(new Set(r.events.map((e) => e.stateId)).size).toBe(r.events.length);
@@ -152,7 +157,11 @@ describe('appendix E event audit, reproduced with scripted policies', () => {
 describe('cardinality: fixed, mixed and routed K in both multi-agent workflows', () => {
   const always = (text: Record<string, string>) => (m: { instruction: string }) => text[m.instruction] ?? '';
   const mathTexts = { solver: '\\boxed{9}', verifier: '<verdict>accept</verdict>', aggregator: '\\boxed{9}', router: '<solvers>3</solvers>' };
-  const searchTexts = { searcher: think('t', 'Quendor capital'), search_verifier: '<verdict>sufficient</verdict>', answerer: '<think>t</think><answer>Belhaven</answer>' };
+  const searchTexts = {
+    searcher: think('t', 'Quendor capital'),
+    search_verifier: '<verdict>sufficient</verdict>',
+    answerer: '<think>t</think><answer>Belhaven</answer>',
+  };
   const capital: WorkflowTask = { id: 'c', question: 'Capital of Quendor?', answers: ['Belhaven'] };
 
   it('math: fixed K=4; router picks K=3; mixed draws K from its list, reproducibly per seed', () => {
@@ -181,7 +190,9 @@ describe('cardinality: fixed, mixed and routed K in both multi-agent workflows',
   });
 
   it('config errors name the field', () => {
-    expect(() => getWorkflow('math').createEpisode(modular, { episodeId: 'e', config: { solvers: { mode: 'fixed', k: 0 } } })).toThrow(/math workflow config: field "solvers.k"/);
+    expect(() => getWorkflow('math').createEpisode(modular, { episodeId: 'e', config: { solvers: { mode: 'fixed', k: 0 } } })).toThrow(
+      /math workflow config: field "solvers.k"/,
+    );
     expect(() => getWorkflow('search').createEpisode(capital, { episodeId: 'e', config: {} })).toThrow(/tools.search/);
     expect(() => getWorkflow('nope')).toThrow(/valid workflows: math, search, single/);
   });
@@ -201,7 +212,10 @@ describe('what each role sees', () => {
   });
 
   it('parallel searchers get the same state; none sees a sibling query of the same set', () => {
-    const ep = getWorkflow('search').createEpisode({ id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] }, { episodeId: 'p', tools, config: { searchers: { mode: 'fixed', k: 2 } } });
+    const ep = getWorkflow('search').createEpisode(
+      { id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] },
+      { episodeId: 'p', tools, config: { searchers: { mode: 'fixed', k: 2 } } },
+    );
     const first = ep.pending()!;
     expect(first.members[0].prompt).not.toContain('Queries:');
     ep.submit([think('a', 'UNIQUEQUERYONE'), think('b', 'UNIQUEQUERYTWO')]);
@@ -213,7 +227,10 @@ describe('what each role sees', () => {
 describe('invalid outputs: recorded, penalised, followed without repair', () => {
   it('a solver without a box is invalid; its event reward carries the penalty', () => {
     const ep = getWorkflow('math').createEpisode(modular, { episodeId: 'i1', config: { solvers: { mode: 'fixed', k: 2 }, invalidPenalty: 0.25 } });
-    const r = runEpisode(ep, scripted({ 'solver#0': ['I think 9'], 'solver#1': ['\\boxed{9}'], verifier: ['<verdict>accept</verdict>'], aggregator: ['\\boxed{9}'] }));
+    const r = runEpisode(
+      ep,
+      scripted({ 'solver#0': ['I think 9'], 'solver#1': ['\\boxed{9}'], verifier: ['<verdict>accept</verdict>'], aggregator: ['\\boxed{9}'] }),
+    );
     const solve = r.events[0];
     expect(solve.members[0].parse).toEqual({ valid: false, error: expect.stringMatching(/boxed/) });
     expect(solve.members[0].penalty).toBe(0.25);
@@ -225,7 +242,10 @@ describe('invalid outputs: recorded, penalised, followed without repair', () => 
 
   it('two verdict tags are invalid: no revision is requested, the aggregator answers', () => {
     const ep = getWorkflow('math').createEpisode(modular, { episodeId: 'i2', config: { solvers: { mode: 'fixed', k: 1 } } });
-    const r = runEpisode(ep, scripted({ solver: ['\\boxed{9}'], verifier: ['<verdict>accept</verdict><verdict>revise</verdict>'], aggregator: ['\\boxed{9}'] }));
+    const r = runEpisode(
+      ep,
+      scripted({ solver: ['\\boxed{9}'], verifier: ['<verdict>accept</verdict><verdict>revise</verdict>'], aggregator: ['\\boxed{9}'] }),
+    );
     expect(kinds(r)).toEqual(['solve', 'verify', 'aggregate']);
     expect(r.events[1].members[0].parse.valid).toBe(false);
   });
@@ -248,9 +268,14 @@ describe('invalid outputs: recorded, penalised, followed without repair', () => 
   });
 
   it('a search route that does not parse is neither STOP nor all searchers: the turn passes without search', () => {
-    const ep = getWorkflow('search').createEpisode({ id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] }, {
-      episodeId: 'i5', tools, config: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 3 },
-    });
+    const ep = getWorkflow('search').createEpisode(
+      { id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] },
+      {
+        episodeId: 'i5',
+        tools,
+        config: { searchers: { mode: 'router', maxK: 3 }, maxTurns: 3 },
+      },
+    );
     const r = runEpisode(
       ep,
       scripted({
@@ -266,10 +291,22 @@ describe('invalid outputs: recorded, penalised, followed without repair', () => 
   });
 
   it('an invalid searcher runs no query; its valid sibling still searches', () => {
-    const ep = getWorkflow('search').createEpisode({ id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] }, {
-      episodeId: 'i6', tools, config: { searchers: { mode: 'fixed', k: 2 }, verifier: false, maxTurns: 1 },
-    });
-    const r = runEpisode(ep, scripted({ 'searcher#0': ['<search>Quendor</search>'], 'searcher#1': [think('x', 'Quendor capital')], answerer: ['<think>x</think><answer>Belhaven</answer>'] }));
+    const ep = getWorkflow('search').createEpisode(
+      { id: 'q', question: 'Capital of Quendor?', answers: ['Belhaven'] },
+      {
+        episodeId: 'i6',
+        tools,
+        config: { searchers: { mode: 'fixed', k: 2 }, verifier: false, maxTurns: 1 },
+      },
+    );
+    const r = runEpisode(
+      ep,
+      scripted({
+        'searcher#0': ['<search>Quendor</search>'],
+        'searcher#1': [think('x', 'Quendor capital')],
+        answerer: ['<think>x</think><answer>Belhaven</answer>'],
+      }),
+    );
     expect(r.events[0].members[0].parse).toEqual({ valid: false, error: 'no <think> block' });
     expect(r.events[0].toolCalls).toBe(1);
     expect(r.events[1].members[0].prompt).toContain('Queries: Quendor capital');
@@ -288,7 +325,9 @@ describe('invalid outputs: recorded, penalised, followed without repair', () => 
 describe('single workflow and rewards', () => {
   it('asks exactly what the math team asks its first solver (so one warm start serves both)', () => {
     const single = getWorkflow('single').createEpisode(modular, { episodeId: 'p1' }).pending()!;
-    const team = getWorkflow('math').createEpisode(modular, { episodeId: 'p2', config: { solvers: { mode: 'fixed', k: 2 } } }).pending()!;
+    const team = getWorkflow('math')
+      .createEpisode(modular, { episodeId: 'p2', config: { solvers: { mode: 'fixed', k: 2 } } })
+      .pending()!;
     expect(single.members[0].prompt).toBe('Problem: What is 7^100 mod 13?\nSolver 0: solve it. End with \\boxed{answer}.');
     expect(single.members[0].prompt).toBe(team.members[0].prompt);
     expect(single.members[0].role).toBe(team.members[0].role);
@@ -303,7 +342,10 @@ describe('single workflow and rewards', () => {
     const task: WorkflowTask = { id: 'nq', question: 'when?', answers: ['14 December 1972 UTC', 'December 1972'] };
     const em = runEpisode(getWorkflow('single').createEpisode(task, { episodeId: 'a', config: { domain: 'qa' } }), () => '<answer>in December</answer>');
     expect(em.score).toBe(0);
-    const f1 = runEpisode(getWorkflow('single').createEpisode(task, { episodeId: 'b', config: { domain: 'qa', reward: 'f1' } }), () => '<answer>in December</answer>');
+    const f1 = runEpisode(
+      getWorkflow('single').createEpisode(task, { episodeId: 'b', config: { domain: 'qa', reward: 'f1' } }),
+      () => '<answer>in December</answer>',
+    );
     expect(f1.score).toBeCloseTo(0.5, 12); // vs "December 1972": p = 1/2, r = 1/2, F1 = 2pr/(p+r) = 1/2
   });
 });
@@ -311,14 +353,24 @@ describe('single workflow and rewards', () => {
 describe('lockstep driving', () => {
   it('many episodes of different workflows advance together and match one-at-a-time runs', () => {
     const texts: Record<string, string> = {
-      solver: '\\boxed{9}', verifier: '<verdict>revise</verdict>', reviser: '\\boxed{9}', aggregator: '\\boxed{9}', router: '<solvers>2</solvers>',
-      searcher: think('t', 'Quendor capital'), search_verifier: '<verdict>sufficient</verdict>', search_router: '<route>0</route>',
-      answerer: '<think>t</think><answer>Belhaven</answer>', single_math: '\\boxed{8}',
+      solver: '\\boxed{9}',
+      verifier: '<verdict>revise</verdict>',
+      reviser: '\\boxed{9}',
+      aggregator: '\\boxed{9}',
+      router: '<solvers>2</solvers>',
+      searcher: think('t', 'Quendor capital'),
+      search_verifier: '<verdict>sufficient</verdict>',
+      search_router: '<route>0</route>',
+      answerer: '<think>t</think><answer>Belhaven</answer>',
+      single_math: '\\boxed{8}',
     };
     const make = () => [
       getWorkflow('math').createEpisode(modular, { episodeId: 'L0', config: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 2 } }),
       getWorkflow('math').createEpisode(hexagon, { episodeId: 'L1', config: { solvers: { mode: 'mixed', ks: [1, 3] } } }),
-      getWorkflow('search').createEpisode({ id: 'c', question: 'Capital of Quendor?', answers: ['Belhaven'] }, { episodeId: 'L2', tools, config: { searchers: { mode: 'router', maxK: 2 }, maxTurns: 2 } }),
+      getWorkflow('search').createEpisode(
+        { id: 'c', question: 'Capital of Quendor?', answers: ['Belhaven'] },
+        { episodeId: 'L2', tools, config: { searchers: { mode: 'router', maxK: 2 }, maxTurns: 2 } },
+      ),
       getWorkflow('single').createEpisode(modular, { episodeId: 'L3' }),
     ];
     const lock = make();

@@ -28,14 +28,59 @@ interface TierSpec {
 }
 
 export const ARITH_TIERS = {
-  'arith-digits': { tier: 0, description: 'a+b or a-b, single digits 0..9 (for the quick CPU presets)', operands: 2, ops: ['+', '-'], lo: 0, hi: 9, bracketed: false, sizes: { train: 160, test: 40 } },
+  'arith-digits': {
+    tier: 0,
+    description: 'a+b or a-b, single digits 0..9 (for the quick CPU presets)',
+    operands: 2,
+    ops: ['+', '-'],
+    lo: 0,
+    hi: 9,
+    bracketed: false,
+    sizes: { train: 160, test: 40 },
+  },
   // Three digits summed: 1000 questions, 200 held out. Every one-step fact a test question needs
   // (a+b, then s+c with s <= 18) also occurs in training questions, so a tiny policy can solve
   // unseen questions by composing memorised facts step by step (the quick CPU presets' tier).
-  'arith-chain': { tier: 0, description: 'a+b+c, single digits 0..9: unseen questions, seen one-step facts (for the quick CPU presets)', operands: 3, ops: ['+'], lo: 0, hi: 9, bracketed: false, sizes: { train: 800, test: 200 } },
-  'arith-easy': { tier: 1, description: 'a+b or a-b, operands 0..50', operands: 2, ops: ['+', '-'], lo: 0, hi: 50, bracketed: false, sizes: { train: 3000, test: 200 } },
-  'arith-medium': { tier: 2, description: 'three operands 1..20 with + - * and precedence', operands: 3, ops: ['+', '-', '*'], lo: 1, hi: 20, bracketed: false, sizes: { train: 5000, test: 200 } },
-  'arith-hard': { tier: 3, description: 'four operands 1..30 with + - * and brackets', operands: 4, ops: ['+', '-', '*'], lo: 1, hi: 30, bracketed: true, sizes: { train: 5000, test: 200 } },
+  'arith-chain': {
+    tier: 0,
+    description: 'a+b+c, single digits 0..9: unseen questions, seen one-step facts (for the quick CPU presets)',
+    operands: 3,
+    ops: ['+'],
+    lo: 0,
+    hi: 9,
+    bracketed: false,
+    sizes: { train: 800, test: 200 },
+  },
+  'arith-easy': {
+    tier: 1,
+    description: 'a+b or a-b, operands 0..50',
+    operands: 2,
+    ops: ['+', '-'],
+    lo: 0,
+    hi: 50,
+    bracketed: false,
+    sizes: { train: 3000, test: 200 },
+  },
+  'arith-medium': {
+    tier: 2,
+    description: 'three operands 1..20 with + - * and precedence',
+    operands: 3,
+    ops: ['+', '-', '*'],
+    lo: 1,
+    hi: 20,
+    bracketed: false,
+    sizes: { train: 5000, test: 200 },
+  },
+  'arith-hard': {
+    tier: 3,
+    description: 'four operands 1..30 with + - * and brackets',
+    operands: 4,
+    ops: ['+', '-', '*'],
+    lo: 1,
+    hi: 30,
+    bracketed: true,
+    sizes: { train: 5000, test: 200 },
+  },
 } as const satisfies Record<string, TierSpec>;
 export type ArithTier = keyof typeof ARITH_TIERS;
 
@@ -102,6 +147,9 @@ export function arithGenerator(name: ArithTier, seed: string | number = 'v1'): T
     domain: 'math',
     tier: spec.tier,
     sizes: spec.sizes,
-    rows: (split, count) => full(split).slice(0, count ?? undefined).map((r) => ({ ...r, answers: [...r.answers], meta: { ...r.meta } })),
+    rows: (split, count) =>
+      full(split)
+        .slice(0, count ?? undefined)
+        .map((r) => ({ ...r, answers: [...r.answers], meta: { ...r.meta } })),
   };
 }

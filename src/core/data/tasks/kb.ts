@@ -15,9 +15,19 @@ import { createRng, type Rng } from '../prng';
 import type { DatasetRow, Passage } from '../types';
 import type { TaskGenerator, TaskSplit } from './types';
 
-export interface KbPerson { name: string; city: string; company: string }
-export interface KbCity { name: string; country: string }
-export interface KbCompany { name: string; city: string }
+export interface KbPerson {
+  name: string;
+  city: string;
+  company: string;
+}
+export interface KbCity {
+  name: string;
+  country: string;
+}
+export interface KbCompany {
+  name: string;
+  city: string;
+}
 export interface KnowledgeBase {
   people: KbPerson[];
   cities: KbCity[];
@@ -26,11 +36,44 @@ export interface KnowledgeBase {
 }
 
 /** One retrieval step of a question: look up `entity`, read `fact` from its document. */
-export interface KbHop { entity: string; fact: string }
+export interface KbHop {
+  entity: string;
+  fact: string;
+}
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'zen', 'tor', 'vel', 'qui', 'dar', 'sol', 'bri', 'nox', 'pel', 'mar', 'tis', 'gor', 'fen', 'ul', 'ash', 'rin', 'ob', 'cal', 'yv', 'sha'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ra',
+  'zen',
+  'tor',
+  'vel',
+  'qui',
+  'dar',
+  'sol',
+  'bri',
+  'nox',
+  'pel',
+  'mar',
+  'tis',
+  'gor',
+  'fen',
+  'ul',
+  'ash',
+  'rin',
+  'ob',
+  'cal',
+  'yv',
+  'sha',
+];
 
-export interface KbSizes { people: number; cities: number; companies: number; countries: number }
+export interface KbSizes {
+  people: number;
+  cities: number;
+  companies: number;
+  countries: number;
+}
 export const DEFAULT_KB_SIZES: KbSizes = { people: 240, cities: 24, companies: 24, countries: 6 };
 /** Fraction of each entity kind whose questions go to the test split. */
 const TEST_FRACTION = 0.2;
@@ -74,7 +117,12 @@ export function knowledgeBaseCorpus(kb: KnowledgeBase): Passage[] {
   ];
 }
 
-interface Question { question: string; answer: string; hops: KbHop[]; subject: string }
+interface Question {
+  question: string;
+  answer: string;
+  hops: KbHop[];
+  subject: string;
+}
 
 function singleHop(kb: KnowledgeBase): Question[] {
   const out: Question[] = [];
@@ -82,7 +130,8 @@ function singleHop(kb: KnowledgeBase): Question[] {
     out.push({ question: `Where was ${p.name} born?`, answer: p.city, hops: [{ entity: p.name, fact: p.city }], subject: p.name });
     out.push({ question: `Who does ${p.name} work for?`, answer: p.company, hops: [{ entity: p.name, fact: p.company }], subject: p.name });
   }
-  for (const c of kb.cities) out.push({ question: `Which country is ${c.name} in?`, answer: c.country, hops: [{ entity: c.name, fact: c.country }], subject: c.name });
+  for (const c of kb.cities)
+    out.push({ question: `Which country is ${c.name} in?`, answer: c.country, hops: [{ entity: c.name, fact: c.country }], subject: c.name });
   for (const c of kb.companies) out.push({ question: `Where is ${c.name} based?`, answer: c.city, hops: [{ entity: c.name, fact: c.city }], subject: c.name });
   return out;
 }
@@ -93,10 +142,27 @@ function multiHop(kb: KnowledgeBase): Question[] {
   const out: Question[] = [];
   for (const p of kb.people) {
     const country = city.get(p.city)!.country;
-    out.push({ question: `In which country was ${p.name} born?`, answer: country, hops: [{ entity: p.name, fact: p.city }, { entity: p.city, fact: country }], subject: p.name });
+    out.push({
+      question: `In which country was ${p.name} born?`,
+      answer: country,
+      hops: [
+        { entity: p.name, fact: p.city },
+        { entity: p.city, fact: country },
+      ],
+      subject: p.name,
+    });
     const hq = company.get(p.company)!.city;
     // Skip when the answer is also the person's birthplace: one document would answer it.
-    if (hq !== p.city) out.push({ question: `Where is the company ${p.name} works for based?`, answer: hq, hops: [{ entity: p.name, fact: p.company }, { entity: p.company, fact: hq }], subject: p.name });
+    if (hq !== p.city)
+      out.push({
+        question: `Where is the company ${p.name} works for based?`,
+        answer: hq,
+        hops: [
+          { entity: p.name, fact: p.company },
+          { entity: p.company, fact: hq },
+        ],
+        subject: p.name,
+      });
   }
   return out;
 }

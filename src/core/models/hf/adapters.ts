@@ -104,7 +104,9 @@ export class HfAdapters {
     if (modules.length === 0) throw new Error(`${where}: targetModules is empty; valid: ${HF_LINEAR_MODULES.join(', ')} (or all-linear)`);
     for (const m of modules) {
       if (!Object.hasOwn(MODULE_BLOCK, m)) {
-        throw new Error(`${where}: target module "${m}" is not a linear of this ${this.config.architecture} model; valid: ${HF_LINEAR_MODULES.join(', ')} (or all-linear)`);
+        throw new Error(
+          `${where}: target module "${m}" is not a linear of this ${this.config.architecture} model; valid: ${HF_LINEAR_MODULES.join(', ')} (or all-linear)`,
+        );
       }
     }
     const { r } = cfg;

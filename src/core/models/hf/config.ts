@@ -196,7 +196,8 @@ const ROPE_PARSERS = {
       highFreqFactor: field.positiveNumber(d, 'high_freq_factor', undefined, sub),
       originalMaxPositions: originalMax(),
     };
-    if (rope.highFreqFactor! <= rope.lowFreqFactor!) field.fail(`${sub}high_freq_factor`, `(${rope.highFreqFactor}) must exceed low_freq_factor (${rope.lowFreqFactor})`);
+    if (rope.highFreqFactor! <= rope.lowFreqFactor!)
+      field.fail(`${sub}high_freq_factor`, `(${rope.highFreqFactor}) must exceed low_freq_factor (${rope.lowFreqFactor})`);
     return rope;
   },
   yarn: ({ d, field, sub, theta, maxPositions, originalMax }) => {
@@ -231,7 +232,8 @@ export function parseHfConfig(json: unknown, file: string): HfModelConfig {
   const architecture = modelType as HfArchitecture;
   const arch: ArchitectureDefaults = ARCHITECTURES[architecture];
   for (const [key, only] of Object.entries(arch.unsupported)) {
-    if (json[key] != null && json[key] !== only) field.fail(key, `is ${JSON.stringify(json[key])}; the ${architecture} family here only implements ${JSON.stringify(only)}`);
+    if (json[key] != null && json[key] !== only)
+      field.fail(key, `is ${JSON.stringify(json[key])}; the ${architecture} family here only implements ${JSON.stringify(only)}`);
   }
   // transformers 5 spells sliding-window layers out in `layer_types`; only full attention is implemented.
   const layerTypes = json.layer_types;

@@ -82,7 +82,8 @@ export const HF_DECODE_LOOKUP = {
 } satisfies Record<KernelBackend, TiedLookup>;
 
 function lookupFor(backend: string): TiedLookup {
-  if (!Object.hasOwn(HF_DECODE_LOOKUP, backend)) throw new Error(`hf/decode.ts: no decoding lookup for tfjs backend "${backend}"; known: ${KERNEL_BACKENDS.join(', ')}`);
+  if (!Object.hasOwn(HF_DECODE_LOOKUP, backend))
+    throw new Error(`hf/decode.ts: no decoding lookup for tfjs backend "${backend}"; known: ${KERNEL_BACKENDS.join(', ')}`);
   return HF_DECODE_LOOKUP[backend as KernelBackend];
 }
 
@@ -140,13 +141,20 @@ export class HfDecoder {
       const next: HfKvCache = { k: [], v: [] };
       let x = this.embed(tf.tensor1d(ids as number[], 'int32')); // [B, d]
       for (let l = 0; l < this.config.numLayers; l++) {
-        x = this.layer(l, x, rope, eps, (q, k, v) => {
-          const kc = appendToCache(cache.k[l], tf.reshape(k, [B * nKv, 1, hd]) as tf.Tensor3D, kvChunk); // chunks [B*nKV, t_i, hd]
-          const vc = appendToCache(cache.v[l], tf.reshape(v, [B * nKv, 1, hd]) as tf.Tensor3D, kvChunk);
-          next.k.push(kc);
-          next.v.push(vc);
-          return attendCache(q, kc, vc, bias, B, H, nKv); // [B, nH*hd]
-        }, lora);
+        x = this.layer(
+          l,
+          x,
+          rope,
+          eps,
+          (q, k, v) => {
+            const kc = appendToCache(cache.k[l], tf.reshape(k, [B * nKv, 1, hd]) as tf.Tensor3D, kvChunk); // chunks [B*nKV, t_i, hd]
+            const vc = appendToCache(cache.v[l], tf.reshape(v, [B * nKv, 1, hd]) as tf.Tensor3D, kvChunk);
+            next.k.push(kc);
+            next.v.push(vc);
+            return attendCache(q, kc, vc, bias, B, H, nKv); // [B, nH*hd]
+          },
+          lora,
+        );
       }
       const h = rms(x, this.w('model.norm.weight'), eps); // [B, d]
       return { logits: tf.matMul(h, this.w(this.config.tieWordEmbeddings ? EMBED : 'lm_head.weight')) as tf.Tensor2D, cache: next }; // [B, V]
@@ -228,7 +236,9 @@ export class HfDecoder {
     const { numHeads: H, numKvHeads: nKv, headDim: hd } = this.config;
     const qn = this.w(`model.layers.${l}.self_attn.q_norm.weight`);
     const kn = this.w(`model.layers.${l}.self_attn.k_norm.weight`);
-    return this.derived(`qk_norm.${l}`, [qn, kn], () => tf.concat([tf.tile(tf.reshape(qn, [1, hd]), [H, 1]), tf.tile(tf.reshape(kn, [1, hd]), [nKv, 1])], 0)) as tf.Tensor2D;
+    return this.derived(`qk_norm.${l}`, [qn, kn], () =>
+      tf.concat([tf.tile(tf.reshape(qn, [1, hd]), [H, 1]), tf.tile(tf.reshape(kn, [1, hd]), [nKv, 1])], 0),
+    ) as tf.Tensor2D;
   }
 
   /**
@@ -312,7 +322,10 @@ function attendCache(qs: tf.Tensor3D, kc: tf.Tensor3D[], vc: tf.Tensor3D[], bias
  */
 export function selectCacheRows(cache: HfKvCache, keep: readonly number[], nKv: number): HfKvCache {
   return tf.tidy(() => {
-    const idx = tf.tensor1d(keep.flatMap((r) => Array.from({ length: nKv }, (_, j) => r * nKv + j)), 'int32'); // [A*nKV]
+    const idx = tf.tensor1d(
+      keep.flatMap((r) => Array.from({ length: nKv }, (_, j) => r * nKv + j)),
+      'int32',
+    ); // [A*nKV]
     const pick = (layers: tf.Tensor3D[][]) => layers.map((chunks) => chunks.map((c) => tf.gather(c, idx) as tf.Tensor3D));
     return { k: pick(cache.k), v: pick(cache.v) };
   });

@@ -65,11 +65,13 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const Tc = Math.max(1, options.minCompletionLength ?? 0, ...pairs.map((p) => p.completion.length));
   pairs.forEach((p, r) => {
     if (p.prompt.length === 0) throw new Error(`scoreHf: row ${r} has an empty prompt`);
-    for (const id of [...p.prompt, ...p.completion]) if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`scoreHf: row ${r} has id ${id} outside [0, ${V})`);
+    for (const id of [...p.prompt, ...p.completion])
+      if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`scoreHf: row ${r} has id ${id} outside [0, ${V})`);
   });
   // Row r's Tc targets are predicted from columns prompt_r - 1 .. prompt_r + Tc - 2, so the model reads L columns.
   const L = Math.max(...pairs.map((p) => p.prompt.length)) + Tc - 1;
-  if (L > model.config.maxPositions) throw new Error(`scoreHf: prompt + completion needs ${L} positions, max_position_embeddings is ${model.config.maxPositions}`);
+  if (L > model.config.maxPositions)
+    throw new Error(`scoreHf: prompt + completion needs ${L} positions, max_position_embeddings is ${model.config.maxPositions}`);
   const ids = new Int32Array(B * L).fill(padId);
   const targets = new Int32Array(B * Tc).fill(padId);
   const mask = new Float32Array(B * Tc);
@@ -86,7 +88,10 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const chunk = Math.max(1, Math.min(M, options.chunkRows ?? Math.floor(HEAD_CHUNK_FLOATS / V)));
   return tf.tidy(() => {
     const h = tf.reshape(model.hidden(tf.tensor2d(ids, [B, L], 'int32'), undefined, options.adapter, options.dropout), [B, L, d]); // [B, L, d]
-    const win = tf.concat(pairs.map((p, r) => tf.slice(h, [r, p.prompt.length - 1, 0], [1, Tc, d])), 0); // [B, Tc, d]
+    const win = tf.concat(
+      pairs.map((p, r) => tf.slice(h, [r, p.prompt.length - 1, 0], [1, Tc, d])),
+      0,
+    ); // [B, Tc, d]
     const rows = tf.reshape(win, [M, d]) as tf.Tensor2D; // [B*Tc, d]
     const lps: tf.Tensor1D[] = [];
     const ents: tf.Tensor1D[] = []; // with options.entropy

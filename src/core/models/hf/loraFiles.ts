@@ -74,7 +74,8 @@ export function parseLoraConfig(json: Record<string, unknown>, file: string): Lo
     fail('target_modules', `must be a non-empty list of module names (or "all-linear"), got ${JSON.stringify(json.target_modules)}`);
   }
   for (const t of targets as string[]) {
-    if (!(LORA_TARGET_MODULES as readonly string[]).includes(t)) fail('target_modules', `names "${t}", which the model lacks or which cannot be adapted here (adaptable: ${LORA_TARGET_MODULES.join(', ')})`);
+    if (!(LORA_TARGET_MODULES as readonly string[]).includes(t))
+      fail('target_modules', `names "${t}", which the model lacks or which cannot be adapted here (adaptable: ${LORA_TARGET_MODULES.join(', ')})`);
   }
   const base = json.base_model_name_or_path;
   return {
@@ -113,7 +114,9 @@ export function readLoraAdapter(dir: string, config: HfModelConfig): { config: L
       const entry = source.get(name)!;
       const want = half === 'A' ? [adapter.r, inF] : [outF, adapter.r];
       if (entry.shape.length !== 2 || entry.shape[0] !== want[0] || entry.shape[1] !== want[1]) {
-        fail(`has shape [${entry.shape.join(', ')}], but ${target} is [${outF}, ${inF}] with r ${adapter.r}, so it must be [${want.join(', ')}] (an adapter made for another base?)`);
+        fail(
+          `has shape [${entry.shape.join(', ')}], but ${target} is [${outF}, ${inF}] with r ${adapter.r}, so it must be [${want.join(', ')}] (an adapter made for another base?)`,
+        );
       }
       const slot = halves.get(target) ?? { module };
       if (half === 'A') slot.a = entry.read();

@@ -376,7 +376,9 @@ export class HfModel {
     const t = cache.k.length > 0 ? cache.k[0].reduce((n, c) => n + c.shape[1], 0) + 1 : 0;
     if (keyBias.length !== B * t) throw new Error(`HfModel.decodeStep: keyBias has ${keyBias.length} values, expected ${B} x ${t}`);
     if (positions.length !== B || cache.k.length !== this.config.numLayers || cache.k[0][0].shape[0] !== B * nKv) {
-      throw new Error(`HfModel.decodeStep: ${B} ids, ${positions.length} positions and a cache of ${cache.k.length} layers x ${cache.k[0]?.[0]?.shape[0]} rows (expected ${this.config.numLayers} x ${B * nKv})`);
+      throw new Error(
+        `HfModel.decodeStep: ${B} ids, ${positions.length} positions and a cache of ${cache.k.length} layers x ${cache.k[0]?.[0]?.shape[0]} rows (expected ${this.config.numLayers} x ${B * nKv})`,
+      );
     }
     this.checkPositions(positions);
     return this.decoder.step(ids, positions, cache, keyBias, lora, this.kvChunk); // ./decode.ts
@@ -420,10 +422,17 @@ export class HfModel {
         let kc: tf.Tensor3D | undefined;
         let vc: tf.Tensor3D | undefined;
         const attend = attendAll(bias);
-        const y = this.block(l, x, rope, train, (q, k, v) => {
-          if (toCache) [kc, vc] = [toCache(k), toCache(v)];
-          return attend(q, k, v);
-        }, lora);
+        const y = this.block(
+          l,
+          x,
+          rope,
+          train,
+          (q, k, v) => {
+            if (toCache) [kc, vc] = [toCache(k), toCache(v)];
+            return attend(q, k, v);
+          },
+          lora,
+        );
         return { y, kc, vc };
       });
       x = out.y;
@@ -455,7 +464,10 @@ export class HfModel {
     const pre = `model.layers.${l}.`;
     const vars: tf.Variable[] = [
       ...[...this.params].filter(([n, v]) => n.startsWith(pre) && v.trainable).map(([, v]) => v),
-      ...[...(lora ?? NO_ADAPTER)].filter(([n]) => n.startsWith(pre)).flatMap(([, f]) => [f.a, f.b]).filter((v) => v.trainable),
+      ...[...(lora ?? NO_ADAPTER)]
+        .filter(([n]) => n.startsWith(pre))
+        .flatMap(([, f]) => [f.a, f.b])
+        .filter((v) => v.trainable),
     ];
     const run = (xi: tf.Tensor2D, r: Rope, b: tf.Tensor4D) => this.block(l, xi, r, true, attendAll(b), lora); // [N, d]
     const op = tf.customGrad((...args) => {

@@ -73,7 +73,8 @@ export function referenceLogits(config: HfModelConfig, weight: WeightLookup, ids
     const pair = adapters.get(`${module}.weight`);
     if (pair) {
       applied.add(pair.target);
-      if (pair.inFeatures !== inF || pair.outFeatures !== outF) throw new Error(`reference: LoRA pair for ${pair.target} is [${pair.outFeatures}, ${pair.inFeatures}], the weight [${outF}, ${inF}]`);
+      if (pair.inFeatures !== inF || pair.outFeatures !== outF)
+        throw new Error(`reference: LoRA pair for ${pair.target} is [${pair.outFeatures}, ${pair.inFeatures}], the weight [${outF}, ${inF}]`);
       const ax = matVec(pair.a, x, pair.r, inF); // [r]
       const bax = matVec(pair.b, ax, outF, pair.r); // [out]
       for (let o = 0; o < outF; o++) y[o] += pair.scale * bax[o];
@@ -127,7 +128,7 @@ export function referenceLogits(config: HfModelConfig, weight: WeightLookup, ids
           max = Math.max(max, scores[s]);
         }
         let z = 0;
-        for (let s = 0; s <= t; s++) z += (scores[s] = Math.exp(scores[s] - max));
+        for (let s = 0; s <= t; s++) z += scores[s] = Math.exp(scores[s] - max);
         for (let s = 0; s <= t; s++) {
           const a = scores[s] / z;
           for (let i = 0; i < hd; i++) heads[head * hd + i] += a * vs[s][kvHead * hd + i];

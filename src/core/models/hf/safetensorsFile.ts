@@ -118,16 +118,19 @@ function readHeader(f: OpenFile): TensorEntry[] {
       fail(`${where}: unsupported dtype ${JSON.stringify(e.dtype)} (readable: ${HF_WEIGHT_DTYPES.join(', ')})`);
     }
     const dtype = e.dtype as HfWeightDtype;
-    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0)) fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
+    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
+      fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
     const shape = e.shape as number[];
     const offs = e.data_offsets;
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0)) fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0))
+      fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
     const [begin, end] = offs as [number, number];
     const codec = SAFETENSORS_DTYPES[dtype];
     const count = shape.reduce((a, b) => a * b, 1);
     if (end < begin) fail(`${where}: data_offsets [${begin}, ${end}] end before they begin`);
     if (end > dataLength) fail(`${where}: truncated: data_offsets [${begin}, ${end}] run past the end of the data section (${dataLength} bytes)`);
-    if (end - begin !== count * codec.bytes) fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${dtype} needs ${count * codec.bytes}`);
+    if (end - begin !== count * codec.bytes)
+      fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${dtype} needs ${count * codec.bytes}`);
     entries.push({
       name,
       dtype,

@@ -114,7 +114,13 @@ export const HF_DECODERS = {
         const B = tokens.length;
         const keyBias = new Float32Array(B * (t + 1)); // [B, t+1]: pad keys masked
         for (let r = 0; r < B; r++) keyBias.fill(MASKED, r * (t + 1), r * (t + 1) + pads[r]);
-        const next = model.decodeStep(tokens, pads.map((p) => t - p), cache, keyBias, adapter);
+        const next = model.decodeStep(
+          tokens,
+          pads.map((p) => t - p),
+          cache,
+          keyBias,
+          adapter,
+        );
         disposeCache(cache);
         session.logits.dispose();
         cache = next.cache;
@@ -184,11 +190,15 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   if (!(temperature >= 0) || !(topP > 0 && topP <= 1) || !(Number.isInteger(topK) && topK >= 0)) {
     throw new Error(`sampleHf: temperature ${temperature} must be >= 0, topP ${topP} in (0, 1], topK ${topK} an integer >= 0`);
   }
-  if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1) throw new Error(`sampleHf: maxNewTokens ${options.maxNewTokens} must be an integer >= 1`);
-  if (!(validVocab >= 1 && validVocab <= model.config.vocabSize)) throw new Error(`sampleHf: validVocab ${validVocab} must be in [1, ${model.config.vocabSize}]`);
+  if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1)
+    throw new Error(`sampleHf: maxNewTokens ${options.maxNewTokens} must be an integer >= 1`);
+  if (!(validVocab >= 1 && validVocab <= model.config.vocabSize))
+    throw new Error(`sampleHf: validVocab ${validVocab} must be in [1, ${model.config.vocabSize}]`);
   prompts.forEach((p, r) => {
     if (p.length === 0) throw new Error(`sampleHf: prompt ${r} is empty`);
-    for (const id of p) if (!(Number.isInteger(id) && id >= 0 && id < model.config.vocabSize)) throw new Error(`sampleHf: prompt ${r} has id ${id} outside [0, ${model.config.vocabSize})`);
+    for (const id of p)
+      if (!(Number.isInteger(id) && id >= 0 && id < model.config.vocabSize))
+        throw new Error(`sampleHf: prompt ${r} has id ${id} outside [0, ${model.config.vocabSize})`);
   });
   const L = Math.max(...prompts.map((p) => p.length));
   const maxNew = Math.min(options.maxNewTokens, model.config.maxPositions - L);

@@ -70,7 +70,12 @@ export function peftAdapterConfig(config: LoraAdapterConfig, baseModel: string):
 function sortedJson(value: unknown): string {
   const sort = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sort);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
   return JSON.stringify(sort(value), null, 2);
@@ -93,7 +98,8 @@ export function saveLoraAdapter(dir: string, opts: SaveLoraAdapterOptions): stri
     if (!m) fail('is not a layer linear weight (model.layers.N.<self_attn|mlp>.<module>.weight)');
     if (!config.targetModules.includes(m![1])) fail(`module "${m![1]}" is not in target_modules (${config.targetModules.join(', ')})`);
     if (p.r !== config.r) fail(`has rank ${p.r}, the config says r ${config.r}`);
-    if (Math.abs(p.scale - scale) > 1e-12 * Math.abs(scale)) fail(`has scale ${p.scale}, but lora_alpha ${config.alpha} and r ${config.r}${config.rslora ? ' with use_rslora' : ''} give ${scale}`);
+    if (Math.abs(p.scale - scale) > 1e-12 * Math.abs(scale))
+      fail(`has scale ${p.scale}, but lora_alpha ${config.alpha} and r ${config.r}${config.rslora ? ' with use_rslora' : ''} give ${scale}`);
     if (p.a.length !== p.r * p.inFeatures) fail(`A has ${p.a.length} values, [${p.r}, ${p.inFeatures}] needs ${p.r * p.inFeatures}`);
     if (p.b.length !== p.outFeatures * p.r) fail(`B has ${p.b.length} values, [${p.outFeatures}, ${p.r}] needs ${p.outFeatures * p.r}`);
     const stem = `base_model.model.${p.target.slice(0, -'.weight'.length)}`;

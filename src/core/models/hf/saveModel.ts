@@ -156,7 +156,8 @@ function writeAll(fd: number, bytes: Uint8Array, file: string): void {
 export function mergeLoraPair(w: Float32Array, pair: LoraPair): Float32Array {
   const { a, b, r, inFeatures: nIn, outFeatures: nOut, scale } = pair;
   if (w.length !== nOut * nIn) throw new Error(`${pair.target}: has ${w.length} values, the LoRA pair needs [${nOut}, ${nIn}]`);
-  if (a.length !== r * nIn || b.length !== nOut * r) throw new Error(`${pair.target}: LoRA A has ${a.length} values (want [${r}, ${nIn}]), B ${b.length} (want [${nOut}, ${r}])`);
+  if (a.length !== r * nIn || b.length !== nOut * r)
+    throw new Error(`${pair.target}: LoRA A has ${a.length} values (want [${r}, ${nIn}]), B ${b.length} (want [${nOut}, ${r}])`);
   const row = new Float64Array(nIn); // [in]
   for (let o = 0; o < nOut; o++) {
     row.fill(0);
@@ -288,7 +289,9 @@ function lorasByTarget(source: TensorSource, lora: LoraPair[]): Map<string, Lora
     if (out.has(pair.target)) throw new Error(`LoRA pair for "${pair.target}": given twice`);
     const [o, i] = entry.shape;
     if (entry.shape.length !== 2 || o !== pair.outFeatures || i !== pair.inFeatures) {
-      throw new Error(`LoRA pair for "${pair.target}": adapts [${pair.outFeatures}, ${pair.inFeatures}], but ${entry.file} has it as [${entry.shape.join(', ')}]`);
+      throw new Error(
+        `LoRA pair for "${pair.target}": adapts [${pair.outFeatures}, ${pair.inFeatures}], but ${entry.file} has it as [${entry.shape.join(', ')}]`,
+      );
     }
     if (pair.a.length !== pair.r * i || pair.b.length !== o * pair.r) {
       throw new Error(`LoRA pair for "${pair.target}": A has ${pair.a.length} values (want [${pair.r}, ${i}]), B ${pair.b.length} (want [${o}, ${pair.r}])`);
@@ -322,7 +325,10 @@ export function saveMergedModel(outDir: string, opts: SaveMergedModelOptions): S
       return { name, shape: entry.shape, count, bytes: count * codec.bytes, entry };
     });
   const shards = planShards(planned, maxShardBytes);
-  const names = shards.length === 1 ? [WEIGHTS_FILE] : shards.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`);
+  const names =
+    shards.length === 1
+      ? [WEIGHTS_FILE]
+      : shards.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`);
   const totalBytes = planned.reduce((s, t) => s + t.bytes, 0);
 
   const written: string[] = [];

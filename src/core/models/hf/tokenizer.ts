@@ -92,7 +92,12 @@ export class HfTokenizer {
     this.specialTokenVars = {};
     for (const key of SPECIAL_TOKEN_KEYS) {
       const v = files.tokenizerConfig[key];
-      const content = typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string' ? (v as { content: string }).content : null;
+      const content =
+        typeof v === 'string'
+          ? v
+          : v && typeof v === 'object' && typeof (v as { content?: unknown }).content === 'string'
+            ? (v as { content: string }).content
+            : null;
       if (content !== null) this.specialTokenVars[key] = content;
     }
     this.chatTemplateSource = files.chatTemplate?.source ?? null;
@@ -137,7 +142,9 @@ export class HfTokenizer {
   /** Renders a conversation with the folder's chat template; returns the string and its ids. */
   applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): { text: string; ids: number[] } {
     if (!this.template || !this.files.chatTemplate) {
-      throw new Error(`${this.files.origin}: no chat template (looked for chat_template.jinja, chat_template.json and "chat_template" in tokenizer_config.json)`);
+      throw new Error(
+        `${this.files.origin}: no chat template (looked for chat_template.jinja, chat_template.json and "chat_template" in tokenizer_config.json)`,
+      );
     }
     const vars: Record<string, unknown> = {
       ...this.specialTokenVars,
@@ -210,7 +217,11 @@ function readJson(path: string): unknown {
  * embedding: a tokenizer with more tokens than config.json's `vocab_size` would index past it.
  * (Fewer is normal: Qwen pads 151,669 tokens to 151,936 rows.)
  */
-export function checkTokenizerFitsModel(tokenizer: Pick<HfTokenizer, 'vocabSize'>, config: Pick<HfModelConfig, 'vocabSize'>, origin = 'the model folder'): void {
+export function checkTokenizerFitsModel(
+  tokenizer: Pick<HfTokenizer, 'vocabSize'>,
+  config: Pick<HfModelConfig, 'vocabSize'>,
+  origin = 'the model folder',
+): void {
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new Error(
       `${origin}: tokenizer.json has ${tokenizer.vocabSize} tokens (ids 0..${tokenizer.vocabSize - 1}) but config.json vocab_size is ${config.vocabSize}: ` +

@@ -13,7 +13,10 @@ import type { AdvantageGrouping } from './types';
 export const eventGrouping: AdvantageGrouping = {
   description: 'Per comparable event (task + event kind): one advantage per event, shared by its members (SRPO)',
   assign(events, members, o) {
-    const { advantages, stats } = pooledAdvantages(events.map((e) => ({ key: e.group, reward: e.reward })), o);
+    const { advantages, stats } = pooledAdvantages(
+      events.map((e) => ({ key: e.group, reward: e.reward })),
+      o,
+    );
     events.forEach((e, i) => (e.advantage = advantages[i]));
     for (const m of members) m.advantage = events[m.event].advantage;
     return stats;

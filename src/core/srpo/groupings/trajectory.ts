@@ -26,7 +26,10 @@ export const trajectoryGrouping: AdvantageGrouping = {
       trajectories.set(key, t);
     });
     const list = [...trajectories.values()];
-    const { advantages, stats } = pooledAdvantages(list.map((t) => ({ key: t.prompt, reward: t.sum / t.n })), o);
+    const { advantages, stats } = pooledAdvantages(
+      list.map((t) => ({ key: t.prompt, reward: t.sum / t.n })),
+      o,
+    );
     list.forEach((t, j) => t.events.forEach((i) => (events[i].advantage = advantages[j])));
     for (const m of members) m.advantage = events[m.event].advantage;
     return stats;

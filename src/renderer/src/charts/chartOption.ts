@@ -58,9 +58,10 @@ export const THEMES = {
 
 /** Share of a line's colour in its faint raw line (over the panel). */
 const FAINT = 0.3;
-const FAINT_LINES = Object.fromEntries(
-  Object.entries(THEMES).map(([k, t]) => [k, t.lines.map((c) => mixColor(c, t.panel, FAINT))]),
-) as Record<ChartTheme, string[]>;
+const FAINT_LINES = Object.fromEntries(Object.entries(THEMES).map(([k, t]) => [k, t.lines.map((c) => mixColor(c, t.panel, FAINT))])) as Record<
+  ChartTheme,
+  string[]
+>;
 
 /** Series ids: a line's raw and EMA series, so updates merge by id. */
 export const rawId = (i: number) => `r${i}`;

@@ -72,7 +72,8 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
     for (const f of fields.value) {
       const s = texts.value[f.path];
       if (s === undefined || s.trim() === '') continue;
-      if ((f.kind === 'number' || f.kind === 'integer') && !Number.isFinite(Number(s))) out.push({ path: f.path, message: f.kind === 'integer' ? 'must be a whole number' : 'must be a number' });
+      if ((f.kind === 'number' || f.kind === 'integer') && !Number.isFinite(Number(s)))
+        out.push({ path: f.path, message: f.kind === 'integer' ? 'must be a whole number' : 'must be a number' });
       if (f.kind === 'json') {
         try {
           JSON.parse(s);
@@ -98,8 +99,7 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
         } else if (f.kind === 'number' || f.kind === 'integer') {
           v = Number(s);
           if (!Number.isFinite(v)) continue; // reported locally (localErrors); the lab is not asked about it
-        }
-        else if (f.kind === 'json') {
+        } else if (f.kind === 'json') {
           try {
             v = JSON.parse(s);
           } catch {
@@ -130,14 +130,22 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
     }
   }
 
-  watch([texts, values], () => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void validate(), 200);
-  }, { deep: true });
+  watch(
+    [texts, values],
+    () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => void validate(), 200);
+    },
+    { deep: true },
+  );
   onScopeDispose(() => timer && clearTimeout(timer));
 
   /** Errors of a field: those at its path or below it. */
-  const errorsOf = (path: string) => errors.value.filter((e) => e.path === path || e.path.startsWith(`${path}.`) || (e.path !== '' && path.startsWith(`${e.path}.`) && !fields.value.some((f) => f.path === e.path)));
+  const errorsOf = (path: string) =>
+    errors.value.filter(
+      (e) =>
+        e.path === path || e.path.startsWith(`${path}.`) || (e.path !== '' && path.startsWith(`${e.path}.`) && !fields.value.some((f) => f.path === e.path)),
+    );
 
   /** Fields with a problem (a field with two messages counts once). */
   const problemFields = computed(() => new Set(errors.value.map((e) => e.path)).size);

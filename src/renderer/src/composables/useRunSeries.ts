@@ -98,16 +98,27 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
 }
 
 export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints: () => number = () => MAX_POINTS) {
-  const one = runSeries(() => runId.value, () => keys.value, maxPoints);
+  const one = runSeries(
+    () => runId.value,
+    () => keys.value,
+    maxPoints,
+  );
 
-  watch([runId, keys], ([id], [oldId]) => {
-    if (id !== oldId) one.reset();
-    void one.load();
-  }, { immediate: true });
+  watch(
+    [runId, keys],
+    ([id], [oldId]) => {
+      if (id !== oldId) one.reset();
+      void one.load();
+    },
+    { immediate: true },
+  );
 
-  usePushes((p) => {
-    if (p.type === 'points') one.onPoints(p);
-  }, () => runId.value);
+  usePushes(
+    (p) => {
+      if (p.type === 'points') one.onPoints(p);
+    },
+    () => runId.value,
+  );
 
   return { series: one.series, error: one.error, reload: () => (one.reset(), one.load()) };
 }
@@ -126,7 +137,12 @@ export function useRunsSeries(runIds: Ref<number[]>, keys: Ref<string[]>, maxPoi
     for (const id of [...byRun.keys()]) if (!ids.has(id)) byRun.delete(id);
     for (const id of ids) {
       if (byRun.has(id)) continue;
-      const one = runSeries(() => id, () => keys.value, maxPoints, () => byRun.get(id) === one && publish());
+      const one = runSeries(
+        () => id,
+        () => keys.value,
+        maxPoints,
+        () => byRun.get(id) === one && publish(),
+      );
       byRun.set(id, one);
       void one.load();
     }

@@ -50,7 +50,9 @@ describe('addAdapter: peft initialisation', () => {
       const pairs = pairsOf([ids]);
       expect(scoreHfData(model, pairs, { adapter: 'solver' }).logp).toEqual(scoreHfData(model, pairs, { adapter: null }).logp);
       const prompts = [randomIds(4, 2), randomIds(2, 3)];
-      expect(sampleHf(model, prompts, { maxNewTokens: 5, temperature: 0, seed: 1, adapter: 'solver' })).toEqual(sampleHf(model, prompts, { maxNewTokens: 5, temperature: 0, seed: 1, adapter: null }));
+      expect(sampleHf(model, prompts, { maxNewTokens: 5, temperature: 0, seed: 1, adapter: 'solver' })).toEqual(
+        sampleHf(model, prompts, { maxNewTokens: 5, temperature: 0, seed: 1, adapter: null }),
+      );
       const read = model.readAdapter('solver');
       expect(read.length).toBe(config.numLayers * 7);
       for (const p of read) {
@@ -83,7 +85,11 @@ describe('addAdapter: peft initialisation', () => {
       expect(maxAbsDiff(a[0].a, c[0].a)).toBeGreaterThan(1e-3);
       expect(c[0].scale).toBeCloseTo(8 / 2, 12);
       expect(a.map((p) => p.target)).toEqual(
-        [0, 1].flatMap((l) => [`model.layers.${l}.self_attn.q_proj.weight`, `model.layers.${l}.self_attn.v_proj.weight`, `model.layers.${l}.mlp.down_proj.weight`]),
+        [0, 1].flatMap((l) => [
+          `model.layers.${l}.self_attn.q_proj.weight`,
+          `model.layers.${l}.self_attn.v_proj.weight`,
+          `model.layers.${l}.mlp.down_proj.weight`,
+        ]),
       );
     } finally {
       model.dispose();
@@ -97,7 +103,9 @@ describe('addAdapter: peft initialisation', () => {
     try {
       model.addAdapter('x', CFG, 1);
       const n = tf.memory().numTensors;
-      expect(() => model.addAdapter('y', { ...CFG, targetModules: ['q_proj', 'c_attn'] }, 1)).toThrow(/"c_attn".*valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/);
+      expect(() => model.addAdapter('y', { ...CFG, targetModules: ['q_proj', 'c_attn'] }, 1)).toThrow(
+        /"c_attn".*valid: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj/,
+      );
       expect(() => model.addAdapter('y', { ...CFG, targetModules: ['lm_head'] }, 1)).toThrow(/"lm_head"/);
       expect(() => model.addAdapter('y', { ...CFG, dropout: 1 }, 1)).toThrow(/lora dropout 1 must be in \[0, 1\)/);
       expect(() => model.addAdapter('y', { ...CFG, dropout: -0.1 }, 1)).toThrow(/lora dropout -0\.1 must be in \[0, 1\)/);
@@ -132,7 +140,8 @@ describe('one frozen base, several adapters', () => {
         for (let i = 0; i < 3; i++) opt.minimize(loss, false, model.adapterVariables(name));
         opt.dispose();
         for (const [n, v] of snap(model.adapterVariables(name))) expect(maxAbsDiff(v, before.get(n)!), `${n} moved`).toBeGreaterThan(0);
-        for (const [n, v] of snap([...others.keys()].map((k) => model.variables().find((x) => x.name === k)!))) expect([...v], `${n} untouched`).toEqual([...others.get(n)!]);
+        for (const [n, v] of snap([...others.keys()].map((k) => model.variables().find((x) => x.name === k)!)))
+          expect([...v], `${n} untouched`).toEqual([...others.get(n)!]);
       };
       const verifier0 = snap(model.adapterVariables('verifier'));
       train('solver', [randomIds(8, 5), randomIds(8, 6)], verifier0);
@@ -182,7 +191,10 @@ describe('one frozen base, several adapters', () => {
       model.loadAdapter('one', p1);
       model.loadAdapter('two', p2);
       const ids = randomIds(6, 9);
-      for (const [name, p] of [['one', p1], ['two', p2]] as const) {
+      for (const [name, p] of [
+        ['one', p1],
+        ['two', p2],
+      ] as const) {
         const ref = reference64(config, weights, ids, p).flatMap((r) => [...r]);
         expect(maxAbsDiff(logits(model, ids, name), ref)).toBeLessThan(1e-4);
       }

@@ -76,26 +76,92 @@ describe('config.json', () => {
 
   it('Qwen2.5-1.5B-Instruct and Llama-3.2-1B-Instruct (published configs, older keys)', () => {
     const qwen25 = parse({
-      architectures: ['Qwen2ForCausalLM'], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645, hidden_act: 'silu', hidden_size: 1536,
-      initializer_range: 0.02, intermediate_size: 8960, max_position_embeddings: 32768, max_window_layers: 21, model_type: 'qwen2', num_attention_heads: 12,
-      num_hidden_layers: 28, num_key_value_heads: 2, rms_norm_eps: 1e-6, rope_theta: 1000000.0, sliding_window: 32768, tie_word_embeddings: true,
-      torch_dtype: 'bfloat16', transformers_version: '4.43.1', use_cache: true, use_sliding_window: false, vocab_size: 151936,
+      architectures: ['Qwen2ForCausalLM'],
+      attention_dropout: 0.0,
+      bos_token_id: 151643,
+      eos_token_id: 151645,
+      hidden_act: 'silu',
+      hidden_size: 1536,
+      initializer_range: 0.02,
+      intermediate_size: 8960,
+      max_position_embeddings: 32768,
+      max_window_layers: 21,
+      model_type: 'qwen2',
+      num_attention_heads: 12,
+      num_hidden_layers: 28,
+      num_key_value_heads: 2,
+      rms_norm_eps: 1e-6,
+      rope_theta: 1000000.0,
+      sliding_window: 32768,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      transformers_version: '4.43.1',
+      use_cache: true,
+      use_sliding_window: false,
+      vocab_size: 151936,
     });
-    expect(qwen25).toMatchObject({ architecture: 'qwen2', headDim: 128, numKvHeads: 2, attentionBias: true, qkNorm: false, tieWordEmbeddings: true, rope: { type: 'default', theta: 1000000 } });
+    expect(qwen25).toMatchObject({
+      architecture: 'qwen2',
+      headDim: 128,
+      numKvHeads: 2,
+      attentionBias: true,
+      qkNorm: false,
+      tieWordEmbeddings: true,
+      rope: { type: 'default', theta: 1000000 },
+    });
     const llama32 = parse({
-      architectures: ['LlamaForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 128000, eos_token_id: [128001, 128008, 128009],
-      head_dim: 64, hidden_act: 'silu', hidden_size: 2048, initializer_range: 0.02, intermediate_size: 8192, max_position_embeddings: 131072, mlp_bias: false,
-      model_type: 'llama', num_attention_heads: 32, num_hidden_layers: 16, num_key_value_heads: 8, pretraining_tp: 1, rms_norm_eps: 1e-5,
+      architectures: ['LlamaForCausalLM'],
+      attention_bias: false,
+      attention_dropout: 0.0,
+      bos_token_id: 128000,
+      eos_token_id: [128001, 128008, 128009],
+      head_dim: 64,
+      hidden_act: 'silu',
+      hidden_size: 2048,
+      initializer_range: 0.02,
+      intermediate_size: 8192,
+      max_position_embeddings: 131072,
+      mlp_bias: false,
+      model_type: 'llama',
+      num_attention_heads: 32,
+      num_hidden_layers: 16,
+      num_key_value_heads: 8,
+      pretraining_tp: 1,
+      rms_norm_eps: 1e-5,
       rope_scaling: { factor: 32.0, high_freq_factor: 4.0, low_freq_factor: 1.0, original_max_position_embeddings: 8192, rope_type: 'llama3' },
-      rope_theta: 500000.0, tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.45.0.dev0', use_cache: true, vocab_size: 128256,
+      rope_theta: 500000.0,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      transformers_version: '4.45.0.dev0',
+      use_cache: true,
+      vocab_size: 128256,
     });
-    expect(llama32).toMatchObject({ architecture: 'llama', headDim: 64, numKvHeads: 8, rmsNormEps: 1e-5, tieWordEmbeddings: true, eosTokenIds: [128001, 128008, 128009], bosTokenId: 128000 });
+    expect(llama32).toMatchObject({
+      architecture: 'llama',
+      headDim: 64,
+      numKvHeads: 8,
+      rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      eosTokenIds: [128001, 128008, 128009],
+      bosTokenId: 128000,
+    });
     expect(llama32.rope).toEqual({ type: 'llama3', theta: 500000, factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 });
   });
 
   it('the qwen3-tiny fixture (transformers 5 keys: rope_parameters, dtype)', () => {
     const c = readHfConfig(path.join(FIXTURES, 'qwen3-tiny'));
-    expect(c).toMatchObject({ architecture: 'qwen3', hiddenSize: 32, numHeads: 4, numKvHeads: 2, headDim: 16, vocabSize: 320, tieWordEmbeddings: true, qkNorm: true, attentionBias: false, dtype: 'BF16' });
+    expect(c).toMatchObject({
+      architecture: 'qwen3',
+      hiddenSize: 32,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 16,
+      vocabSize: 320,
+      tieWordEmbeddings: true,
+      qkNorm: true,
+      attentionBias: false,
+      dtype: 'BF16',
+    });
     expect(c.rope).toEqual({ type: 'default', theta: 10000 });
   });
 
@@ -107,7 +173,16 @@ describe('config.json', () => {
 
   it('the llama fixture (older keys: rope_theta, rope_scaling, torch_dtype, eos list)', () => {
     const c = readHfConfig(path.join(FIXTURES, 'llama-tiny-sharded'));
-    expect(c).toMatchObject({ architecture: 'llama', headDim: 8, rmsNormEps: 1e-5, dtype: 'F16', eosTokenIds: [302, 300], bosTokenId: 300, qkNorm: false, attentionBias: false });
+    expect(c).toMatchObject({
+      architecture: 'llama',
+      headDim: 8,
+      rmsNormEps: 1e-5,
+      dtype: 'F16',
+      eosTokenIds: [302, 300],
+      bosTokenId: 300,
+      qkNorm: false,
+      attentionBias: false,
+    });
     expect(c.rope).toEqual({ type: 'llama3', theta: 500000, factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 256 });
   });
 
@@ -126,10 +201,36 @@ describe('config.json', () => {
 
   it('yarn: every optional key read; an absent factor is max_position_embeddings / original', () => {
     const rope = parse(
-      base({ rope_scaling: { rope_type: 'yarn', factor: 8, original_max_position_embeddings: 512, beta_fast: 16, beta_slow: 2, mscale: 0.7, mscale_all_dim: 1, attention_factor: 1.2, truncate: false } }),
+      base({
+        rope_scaling: {
+          rope_type: 'yarn',
+          factor: 8,
+          original_max_position_embeddings: 512,
+          beta_fast: 16,
+          beta_slow: 2,
+          mscale: 0.7,
+          mscale_all_dim: 1,
+          attention_factor: 1.2,
+          truncate: false,
+        },
+      }),
     ).rope;
-    expect(rope).toEqual({ type: 'yarn', theta: 1000000, factor: 8, originalMaxPositions: 512, betaFast: 16, betaSlow: 2, mscale: 0.7, mscaleAllDim: 1, attentionFactor: 1.2, truncate: false });
-    expect(parse(base({ max_position_embeddings: 4096, rope_parameters: { rope_type: 'yarn', rope_theta: 10, original_max_position_embeddings: 1024 } })).rope.factor).toBe(4);
+    expect(rope).toEqual({
+      type: 'yarn',
+      theta: 1000000,
+      factor: 8,
+      originalMaxPositions: 512,
+      betaFast: 16,
+      betaSlow: 2,
+      mscale: 0.7,
+      mscaleAllDim: 1,
+      attentionFactor: 1.2,
+      truncate: false,
+    });
+    expect(
+      parse(base({ max_position_embeddings: 4096, rope_parameters: { rope_type: 'yarn', rope_theta: 10, original_max_position_embeddings: 1024 } })).rope
+        .factor,
+    ).toBe(4);
   });
 
   it('precedence as transformers 5: rope_scaling over rope_parameters, the dict rope_theta over the top-level one; default theta 10000', () => {
@@ -158,17 +259,33 @@ describe('config.json', () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['unknown model_type', { model_type: 'mistral' }, /config\.json: field "model_type" is "mistral"; supported architectures: qwen3, qwen2, llama/],
       ['missing model_type', { model_type: undefined }, /field "model_type" is undefined/],
-      ['unknown RoPE type (older key)', { rope_scaling: { rope_type: 'dynamic', factor: 2 } }, /field "rope_scaling\.rope_type" names an unsupported RoPE type "dynamic" \(supported: default, linear, llama3, yarn\)/],
+      [
+        'unknown RoPE type (older key)',
+        { rope_scaling: { rope_type: 'dynamic', factor: 2 } },
+        /field "rope_scaling\.rope_type" names an unsupported RoPE type "dynamic" \(supported: default, linear, llama3, yarn\)/,
+      ],
       ['unknown RoPE type (type key)', { rope_scaling: { type: 'su' } }, /field "rope_scaling\.type" names an unsupported RoPE type "su"/],
-      ['unknown RoPE type (newer key)', { rope_parameters: { rope_type: 'longrope', rope_theta: 1 } }, /field "rope_parameters\.rope_type" names an unsupported RoPE type "longrope"/],
-      ['llama3 without low_freq_factor', { rope_scaling: { rope_type: 'llama3', factor: 8, high_freq_factor: 4 } }, /field "rope_scaling\.low_freq_factor" is missing/],
+      [
+        'unknown RoPE type (newer key)',
+        { rope_parameters: { rope_type: 'longrope', rope_theta: 1 } },
+        /field "rope_parameters\.rope_type" names an unsupported RoPE type "longrope"/,
+      ],
+      [
+        'llama3 without low_freq_factor',
+        { rope_scaling: { rope_type: 'llama3', factor: 8, high_freq_factor: 4 } },
+        /field "rope_scaling\.low_freq_factor" is missing/,
+      ],
       ['linear without factor', { rope_parameters: { rope_type: 'linear', rope_theta: 10 } }, /field "rope_parameters\.factor" is missing/],
       ['missing hidden_size', { hidden_size: undefined }, /field "hidden_size" is missing/],
       ['fractional layers', { num_hidden_layers: 2.5 }, /field "num_hidden_layers" must be a positive integer, got 2\.5/],
       ['kv heads that do not divide', { num_key_value_heads: 5 }, /field "num_key_value_heads" \(5\) must divide num_attention_heads \(16\)/],
       ['odd head_dim', { head_dim: 7 }, /field "head_dim" \(7\) must be even/],
       ['sliding-window attention', { use_sliding_window: true }, /field "use_sliding_window" is true; the qwen3 family here only implements false/],
-      ['sliding-window layer types (transformers 5)', { layer_types: ['full_attention', 'sliding_attention'] }, /field "layer_types" is \["full_attention","sliding_attention"\]; only "full_attention" layers are implemented/],
+      [
+        'sliding-window layer types (transformers 5)',
+        { layer_types: ['full_attention', 'sliding_attention'] },
+        /field "layer_types" is \["full_attention","sliding_attention"\]; only "full_attention" layers are implemented/,
+      ],
       ['llama MLP biases', { model_type: 'llama', mlp_bias: true }, /field "mlp_bias" is true/],
       ['another activation', { hidden_act: 'gelu' }, /field "hidden_act" is "gelu"/],
       ['partial rotary embeddings', { partial_rotary_factor: 0.5 }, /field "partial_rotary_factor" is 0\.5/],
@@ -188,23 +305,25 @@ describe('config.json', () => {
 });
 
 describe('generation_config.json', () => {
-  it('the fixture: its eos ids then config.json\'s, deduplicated, and the sampling fields', () => {
+  it("the fixture: its eos ids then config.json's, deduplicated, and the sampling fields", () => {
     const dir = path.join(FIXTURES, 'qwen3-tiny');
     const config = readHfConfig(dir);
     expect(config.eosTokenIds).toEqual([300]);
     expect(readGenerationConfig(dir, config)).toEqual({ stopIds: [302, 300], doSample: true, temperature: 0.7, topP: 0.8, topK: 20 });
   });
-  it('merges a single id with config.json\'s list', () => {
+  it("merges a single id with config.json's list", () => {
     const config = parse(base({ eos_token_id: [1, 2] }));
     expect(parseGenerationConfig({ eos_token_id: 3 }, 'g.json', config).stopIds).toEqual([3, 1, 2]);
   });
-  it('absent: the stop ids are config.json\'s eos ids', () => {
+  it("absent: the stop ids are config.json's eos ids", () => {
     const config = parse(base({ eos_token_id: [7, 8] }));
     expect(readGenerationConfig(tmp, config)).toEqual({ stopIds: [7, 8] });
   });
   it('bad fields name the file and the key', () => {
     const config = parse(QWEN3_0_6B);
-    expect(() => parseGenerationConfig({ top_p: 1.5 }, '/m/generation_config.json', config)).toThrow(/generation_config\.json: field "top_p" must be in \(0, 1\]/);
+    expect(() => parseGenerationConfig({ top_p: 1.5 }, '/m/generation_config.json', config)).toThrow(
+      /generation_config\.json: field "top_p" must be in \(0, 1\]/,
+    );
     expect(() => parseGenerationConfig({ top_k: 2.5 }, '/m/generation_config.json', config)).toThrow(/field "top_k"/);
     expect(() => parseGenerationConfig({ eos_token_id: 'x' }, '/m/generation_config.json', config)).toThrow(/field "eos_token_id"/);
     expect(() => parseGenerationConfig({ do_sample: 'yes' }, '/m/generation_config.json', config)).toThrow(/field "do_sample" must be true or false/);

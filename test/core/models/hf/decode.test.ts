@@ -25,7 +25,16 @@ function disposeCache(c: HfKvCache): void {
 
 /** Prefill with the model, then `cont` one token per step with `decoder`; the last logits of every row after each step. */
 function decodeWith(model: HfModel, decoder: HfDecoder): number[][][] {
-  const first = tf.tidy(() => model.prefill(tf.tensor2d(prompts.flatMap((p, i) => [...Array<number>(pads[i]).fill(0), ...p]), [3, L], 'int32'), pads));
+  const first = tf.tidy(() =>
+    model.prefill(
+      tf.tensor2d(
+        prompts.flatMap((p, i) => [...Array<number>(pads[i]).fill(0), ...p]),
+        [3, L],
+        'int32',
+      ),
+      pads,
+    ),
+  );
   first.logits.dispose();
   let cache = first.cache;
   const out: number[][][] = [];
@@ -33,7 +42,14 @@ function decodeWith(model: HfModel, decoder: HfDecoder): number[][][] {
     const t = L + step + 1;
     const keyBias = new Float32Array(3 * t);
     pads.forEach((p, r) => keyBias.fill(MASKED, r * t, r * t + p));
-    const next = decoder.step(cont.map((c) => c[step]), pads.map((p) => L + step - p), cache, keyBias, null, 256);
+    const next = decoder.step(
+      cont.map((c) => c[step]),
+      pads.map((p) => L + step - p),
+      cache,
+      keyBias,
+      null,
+      256,
+    );
     disposeCache(cache);
     cache = next.cache;
     out.push(next.logits.arraySync() as number[][]);
@@ -96,7 +112,8 @@ describe('HfDecoder', () => {
         changed.set(name, w);
         const v = model.params.get(name)!;
         // The model stores the tied table transposed, [d, V]; the norm weights as they are.
-        const value = name === 'model.embed_tokens.weight' ? tf.tidy(() => tf.transpose(tf.tensor2d(w, [config.vocabSize, config.hiddenSize]))) : tf.tensor1d(w);
+        const value =
+          name === 'model.embed_tokens.weight' ? tf.tidy(() => tf.transpose(tf.tensor2d(w, [config.vocabSize, config.hiddenSize]))) : tf.tensor1d(w);
         v.assign(value);
         value.dispose();
       }
@@ -143,7 +160,14 @@ describe('logSoftmaxRows (the sampler log-softmax through softmax)', () => {
       Float32Array.from({ length: V }, (_, i) => (i === 17 ? 60 : rand() - 0.5)),
       new Float32Array(V).fill(2.5),
     ];
-    const got = tf.tidy(() => logSoftmaxRows(tf.tensor2d(rows.flatMap((r) => [...r]), [rows.length, V])).arraySync());
+    const got = tf.tidy(() =>
+      logSoftmaxRows(
+        tf.tensor2d(
+          rows.flatMap((r) => [...r]),
+          [rows.length, V],
+        ),
+      ).arraySync(),
+    );
     rows.forEach((r, i) => expect(maxAbsDiff(got[i], logSoftmax64(r))).toBeLessThan(2e-5));
     expect(Math.abs(got[2][0] + Math.log(V))).toBeLessThan(1e-5); // flat: every entry -log V
   });

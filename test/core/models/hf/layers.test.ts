@@ -7,7 +7,15 @@
 // SRPO_LAB_BACKEND=node for the native variant).
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { attendBatched, attendChannels, frozenLinear, frozenLinearFlags, HF_TRAINING_KERNELS, hfTrainingKernels, MASKED } from '../../../../src/core/models/hf/layers';
+import {
+  attendBatched,
+  attendChannels,
+  frozenLinear,
+  frozenLinearFlags,
+  HF_TRAINING_KERNELS,
+  hfTrainingKernels,
+  MASKED,
+} from '../../../../src/core/models/hf/layers';
 import { maxAbsDiff } from '../helpers';
 
 /** Gradients of sum(f(xs) * W) for a fixed, non-uniform weight W (every output weighted differently). */
@@ -94,7 +102,11 @@ function plainAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: nu
   const g = H / nKv;
   const heads = (x: tf.Tensor, n: number) => tf.transpose(tf.reshape(x, [B, T, n, hd]), [0, 2, 1, 3]); // [B, n, T, hd]
   // Head h's keys are a slice of KV head floor(h / g) (slices + concat: wasm has no Gather gradient).
-  const repeat = (x: tf.Tensor) => tf.concat(Array.from({ length: H }, (_, h) => tf.slice(x, [0, Math.floor(h / g), 0, 0], [B, 1, T, hd])), 1); // [B, H, T, hd]
+  const repeat = (x: tf.Tensor) =>
+    tf.concat(
+      Array.from({ length: H }, (_, h) => tf.slice(x, [0, Math.floor(h / g), 0, 0], [B, 1, T, hd])),
+      1,
+    ); // [B, H, T, hd]
   const kh = repeat(heads(k, nKv));
   const vh = repeat(heads(v, nKv));
   const bias = tf.tensor4d(
@@ -170,7 +182,12 @@ describe('hf attention variants', () => {
         expect(got.length).toBe(want.length);
         expect(maxAbsDiff(got, want)).toBeLessThan(1e-5);
         // The plain composition is itself checked against float64, so its autodiff is a fair reference.
-        expect(maxAbsDiff(values(() => plain(q, k, v)), want)).toBeLessThan(1e-5);
+        expect(
+          maxAbsDiff(
+            values(() => plain(q, k, v)),
+            want,
+          ),
+        ).toBeLessThan(1e-5);
         const a = grads(mine, [q, k, v]);
         const r = grads(plain, [q, k, v]);
         for (let i = 0; i < 3; i++) {
@@ -215,7 +232,12 @@ describe('hf frozen linear variants', () => {
     it(`${name}: value and input gradient equal matMul autodiff`, () => {
       const x = tf.tensor2d(noise(5 * 4, 11), [5, 4]);
       const w = tf.tensor2d(noise(4 * 3, 12), [4, 3]);
-      expect(maxAbsDiff(values(() => lin(x, w)), values(() => tf.matMul(x, w)))).toBeLessThan(1e-6);
+      expect(
+        maxAbsDiff(
+          values(() => lin(x, w)),
+          values(() => tf.matMul(x, w)),
+        ),
+      ).toBeLessThan(1e-6);
       const [a] = grads((p) => lin(p as tf.Tensor2D, w), [x]);
       const [b] = grads((p) => tf.matMul(p as tf.Tensor2D, w), [x]);
       expect(maxAbsDiff(a, b)).toBeLessThan(1e-6);

@@ -131,6 +131,9 @@ describe('loadHfModel refuses bad folders, naming what is wrong, with nothing ha
   });
 
   it('a missing adapter folder', () => {
-    expectCleanFailure(() => loadHfModel(join(FIXTURES, 'qwen3-tiny'), { adapter: '/nonexistent/adapter' }), /adapter folder \/nonexistent\/adapter does not exist/);
+    expectCleanFailure(
+      () => loadHfModel(join(FIXTURES, 'qwen3-tiny'), { adapter: '/nonexistent/adapter' }),
+      /adapter folder \/nonexistent\/adapter does not exist/,
+    );
   });
 });

@@ -4,7 +4,18 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { scoreHf, scoreHfData, sequenceLogprobs } from '../../../../src/core/models/hf/logprobs';
-import { FIXTURES, loadFixture, logSoftmax64, memorySource, randomQwen2Config, randomHfConfig, randomIds, randomLora, randomWeights, reference64 } from './randomModel';
+import {
+  FIXTURES,
+  loadFixture,
+  logSoftmax64,
+  memorySource,
+  randomQwen2Config,
+  randomHfConfig,
+  randomIds,
+  randomLora,
+  randomWeights,
+  reference64,
+} from './randomModel';
 
 describe('scoreHf', () => {
   const config = randomHfConfig();
@@ -107,7 +118,19 @@ describe('scoreHf gradients', () => {
   it('a smoke run of SGD steps (no variable list: every trainable variable) moves every LoRA factor and no base weight', () => {
     const config = randomQwen2Config();
     const model = HfModel.fromSource(config, memorySource(config, randomWeights(config, 3)), { lora: randomLora(config, 2, 0.5, 4), trainable: true });
-    const snapshot = () => new Map([...model.params, ...[...model.lora].flatMap(([n, l]) => [[`${n}.A`, l.a], [`${n}.B`, l.b]] as const)].map(([n, v]) => [n, v.dataSync().slice()]));
+    const snapshot = () =>
+      new Map(
+        [
+          ...model.params,
+          ...[...model.lora].flatMap(
+            ([n, l]) =>
+              [
+                [`${n}.A`, l.a],
+                [`${n}.B`, l.b],
+              ] as const,
+          ),
+        ].map(([n, v]) => [n, v.dataSync().slice()]),
+      );
     try {
       const pairs = [{ prompt: randomIds(3, 1), completion: randomIds(4, 2) }];
       const before = snapshot();

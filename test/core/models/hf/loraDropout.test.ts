@@ -156,7 +156,10 @@ describe('the training forward', () => {
       }
       expect(checked).toBeGreaterThanOrEqual(4 * 6);
       // Not vacuous: A's gradient sees the mask (a dropped input feature has a zero row in dA at that position only, so compare with the eval gradient).
-      const evalGrads = tf.variableGrads(() => tf.sum(tf.mul(scoreHf(s.model, BATCH, { adapter: 'role', minCompletionLength: 4 }).logp, Rt)) as tf.Scalar, vars).grads;
+      const evalGrads = tf.variableGrads(
+        () => tf.sum(tf.mul(scoreHf(s.model, BATCH, { adapter: 'role', minCompletionLength: 4 }).logp, Rt)) as tf.Scalar,
+        vars,
+      ).grads;
       expect(maxAbsDiff(grads[vars[0].name].dataSync(), evalGrads[vars[0].name].dataSync())).toBeGreaterThan(1e-3);
       tf.dispose([Rt, ...Object.values(grads), ...Object.values(evalGrads)]);
     } finally {
@@ -190,7 +193,12 @@ describe('the training forward', () => {
     const s = setup();
     try {
       const opt = tf.train.sgd(1e-2);
-      const step = () => opt.minimize(() => tf.neg(tf.sum(scoreHf(s.model, BATCH, { adapter: 'role', dropout: DROP }).logp)) as tf.Scalar, false, s.model.adapterVariables('role'));
+      const step = () =>
+        opt.minimize(
+          () => tf.neg(tf.sum(scoreHf(s.model, BATCH, { adapter: 'role', dropout: DROP }).logp)) as tf.Scalar,
+          false,
+          s.model.adapterVariables('role'),
+        );
       step();
       const n = tf.memory().numTensors;
       step();

@@ -19,7 +19,11 @@ const qwen3 = readHfConfig(path.join(FIXTURES, 'qwen3-tiny'));
 const P = 'base_model.model.model.layers';
 
 /** A copy of a fixture adapter with its config and tensors edited. */
-function edited(name: string, edit: { config?: (c: Record<string, unknown>) => void; tensors?: (t: Map<string, NamedArray>) => void }, from = 'qwen3-tiny-lora'): string {
+function edited(
+  name: string,
+  edit: { config?: (c: Record<string, unknown>) => void; tensors?: (t: Map<string, NamedArray>) => void },
+  from = 'qwen3-tiny-lora',
+): string {
   const dir = path.join(tmp, name);
   fs.mkdirSync(dir, { recursive: true });
   const cfg = JSON.parse(fs.readFileSync(path.join(FIXTURES, from, 'adapter_config.json'), 'utf8'));
@@ -38,7 +42,12 @@ describe('reading peft adapters', () => {
     const { config, pairs } = readLoraAdapter(path.join(FIXTURES, 'qwen3-tiny-lora'), qwen3);
     expect(config).toEqual({ r: 4, alpha: 8, rslora: false, dropout: 0, targetModules: ['down_proj', 'o_proj', 'q_proj', 'v_proj'], baseModel: 'qwen3-tiny' });
     expect(pairs.map((p) => p.target)).toEqual(
-      [0, 1].flatMap((l) => [`model.layers.${l}.mlp.down_proj.weight`, `model.layers.${l}.self_attn.o_proj.weight`, `model.layers.${l}.self_attn.q_proj.weight`, `model.layers.${l}.self_attn.v_proj.weight`]),
+      [0, 1].flatMap((l) => [
+        `model.layers.${l}.mlp.down_proj.weight`,
+        `model.layers.${l}.self_attn.o_proj.weight`,
+        `model.layers.${l}.self_attn.q_proj.weight`,
+        `model.layers.${l}.self_attn.v_proj.weight`,
+      ]),
     );
     const q = pairs.find((p) => p.target === 'model.layers.0.self_attn.q_proj.weight')!;
     expect(q).toMatchObject({ r: 4, inFeatures: 32, outFeatures: 64, scale: 2 });
@@ -71,7 +80,9 @@ describe('reading peft adapters', () => {
 describe('refusals name the file and the field or tensor', () => {
   it('missing adapter_config.json or adapter_model.safetensors', () => {
     fs.mkdirSync(path.join(tmp, 'empty'), { recursive: true });
-    expect(() => readLoraAdapter(path.join(tmp, 'empty'), qwen3)).toThrow(/empty\/adapter_config\.json: missing \(a peft LoRA adapter folder holds adapter_config\.json and adapter_model\.safetensors\)/);
+    expect(() => readLoraAdapter(path.join(tmp, 'empty'), qwen3)).toThrow(
+      /empty\/adapter_config\.json: missing \(a peft LoRA adapter folder holds adapter_config\.json and adapter_model\.safetensors\)/,
+    );
     const dir = edited('noweights', {});
     fs.rmSync(path.join(dir, 'adapter_model.safetensors'));
     expect(() => readLoraAdapter(dir, qwen3)).toThrow(/noweights\/adapter_model\.safetensors: missing/);
@@ -97,7 +108,9 @@ describe('refusals name the file and the field or tensor', () => {
         t.set(`${P}.5.self_attn.q_proj.lora_B.weight`, t.get(`${P}.0.self_attn.q_proj.lora_B.weight`)!);
       },
     });
-    expect(() => readLoraAdapter(dir, qwen3)).toThrow(/tensor "base_model\.model\.model\.layers\.5\.self_attn\.q_proj\.lora_A\.weight" adapts model\.layers\.5\.self_attn\.q_proj\.weight, which the base model lacks \(it has 2 layers/);
+    expect(() => readLoraAdapter(dir, qwen3)).toThrow(
+      /tensor "base_model\.model\.model\.layers\.5\.self_attn\.q_proj\.lora_A\.weight" adapts model\.layers\.5\.self_attn\.q_proj\.weight, which the base model lacks \(it has 2 layers/,
+    );
   });
 
   it('a target module the model lacks, or one not adaptable here', () => {
@@ -109,9 +122,15 @@ describe('refusals name the file and the field or tensor', () => {
   });
 
   it('a tensor of a module outside target_modules, and a key that is not a layer linear', () => {
-    expect(() => readLoraAdapter(edited('outside', { config: (c) => (c.target_modules = ['q_proj', 'v_proj', 'o_proj']) }), qwen3)).toThrow(/mlp\.down_proj\.lora_[AB]\.weight" adapts "down_proj", which is not in target_modules \(o_proj, q_proj, v_proj\)/);
-    const dir = edited('embedding', { tensors: (t) => t.set('base_model.model.model.embed_tokens.lora_embedding_A', { shape: [4, 320], data: new Float32Array(1280) }) });
-    expect(() => readLoraAdapter(dir, qwen3)).toThrow(/tensor "base_model\.model\.model\.embed_tokens\.lora_embedding_A" is not a LoRA A\/B weight of a layer linear/);
+    expect(() => readLoraAdapter(edited('outside', { config: (c) => (c.target_modules = ['q_proj', 'v_proj', 'o_proj']) }), qwen3)).toThrow(
+      /mlp\.down_proj\.lora_[AB]\.weight" adapts "down_proj", which is not in target_modules \(o_proj, q_proj, v_proj\)/,
+    );
+    const dir = edited('embedding', {
+      tensors: (t) => t.set('base_model.model.model.embed_tokens.lora_embedding_A', { shape: [4, 320], data: new Float32Array(1280) }),
+    });
+    expect(() => readLoraAdapter(dir, qwen3)).toThrow(
+      /tensor "base_model\.model\.model\.embed_tokens\.lora_embedding_A" is not a LoRA A\/B weight of a layer linear/,
+    );
   });
 
   it('an A without its B', () => {
@@ -131,7 +150,9 @@ describe('refusals name the file and the field or tensor', () => {
       [{ use_rslora: 'yes' }, /field "use_rslora" must be true or false/],
     ];
     for (const [over, pattern] of bad) {
-      expect(() => parseLoraConfig({ r: 4, lora_alpha: 8, target_modules: ['q_proj'], ...over }, '/a/adapter_config.json')).toThrow(new RegExp(`/a/adapter_config\\.json: ${pattern.source}`));
+      expect(() => parseLoraConfig({ r: 4, lora_alpha: 8, target_modules: ['q_proj'], ...over }, '/a/adapter_config.json')).toThrow(
+        new RegExp(`/a/adapter_config\\.json: ${pattern.source}`),
+      );
     }
   });
 });

@@ -118,7 +118,10 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
         const T = 48;
         const pairs = [0, 1].map((i) => ({ prompt: [1 + i], completion: randomIds(T - 1, 5 + i, 1, 512) }));
         const step = () => {
-          const { value, grads } = tf.variableGrads(() => tf.neg(tf.sum(scoreHf(model, pairs, { adapter: 'r' }).logp)) as tf.Scalar, model.adapterVariables('r'));
+          const { value, grads } = tf.variableGrads(
+            () => tf.neg(tf.sum(scoreHf(model, pairs, { adapter: 'r' }).logp)) as tf.Scalar,
+            model.adapterVariables('r'),
+          );
           tf.dispose([value, ...Object.values(grads)]);
         };
         step();

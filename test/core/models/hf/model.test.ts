@@ -22,7 +22,14 @@ import {
 const ARCHS: Record<string, HfModelConfig> = {
   'qwen3 (head_dim 8 != 16/4, GQA 4:2, q/k norms, tied head)': randomHfConfig(),
   'qwen2 (q/k/v biases, untied head)': randomQwen2Config(),
-  'llama (no biases, no q/k norms, MHA, untied)': randomHfConfig({ architecture: 'llama', qkNorm: false, numKvHeads: 4, headDim: 4, tieWordEmbeddings: false, rmsNormEps: 1e-5 }),
+  'llama (no biases, no q/k norms, MHA, untied)': randomHfConfig({
+    architecture: 'llama',
+    qkNorm: false,
+    numKvHeads: 4,
+    headDim: 4,
+    tieWordEmbeddings: false,
+    rmsNormEps: 1e-5,
+  }),
 };
 
 function load(config: HfModelConfig, seed: number, lora?: LoraPair[], trainable = false) {
@@ -143,7 +150,16 @@ describe('HfModel KV cache', () => {
         const cont = [randomIds(4, 11), randomIds(4, 12), randomIds(4, 13)];
         const L = 5;
         const pads = prompts.map((p) => L - p.length);
-        let out = tf.tidy(() => model.prefill(tf.tensor2d(prompts.flatMap((p, i) => [...Array<number>(pads[i]).fill(0), ...p]), [3, L], 'int32'), pads));
+        let out = tf.tidy(() =>
+          model.prefill(
+            tf.tensor2d(
+              prompts.flatMap((p, i) => [...Array<number>(pads[i]).fill(0), ...p]),
+              [3, L],
+              'int32',
+            ),
+            pads,
+          ),
+        );
         for (let step = 0; step <= cont[0].length; step++) {
           const logits = out.logits.arraySync() as number[][];
           prompts.forEach((p, i) => {
@@ -154,7 +170,12 @@ describe('HfModel KV cache', () => {
           const t = L + step + 1;
           const keyBias = new Float32Array(3 * t);
           pads.forEach((p, r) => keyBias.fill(MASKED, r * t, r * t + p));
-          const next = model.decodeStep(cont.map((c) => c[step]), pads.map((p) => L + step - p), out.cache, keyBias);
+          const next = model.decodeStep(
+            cont.map((c) => c[step]),
+            pads.map((p) => L + step - p),
+            out.cache,
+            keyBias,
+          );
           tf.dispose([out.logits, ...out.cache.k, ...out.cache.v]);
           out = next;
         }
@@ -180,7 +201,10 @@ describe('HfModel gradients (custom ops) against finite differences of the float
       const rand = randomIds(6 * config.vocabSize, 6, 0, 1000).map((v) => v / 1000 - 0.5);
       const R = ids.map((_, t) => rand.slice(t * config.vocabSize, (t + 1) * config.vocabSize));
       const vars = new Map(model.variables().map((v) => [v.name.replace(/^hf\d+\//, ''), v]));
-      const { grads } = tf.variableGrads(() => tf.sum(tf.mul(model.forward(tf.tensor2d(ids, [1, 6], 'int32')), tf.tensor3d([R]))) as tf.Scalar, names.map((n) => vars.get(n)!));
+      const { grads } = tf.variableGrads(
+        () => tf.sum(tf.mul(model.forward(tf.tensor2d(ids, [1, 6], 'int32')), tf.tensor3d([R]))) as tf.Scalar,
+        names.map((n) => vars.get(n)!),
+      );
       for (const name of names) {
         const g = grads[vars.get(name)!.name].dataSync();
         const v = vars.get(name)!;
@@ -202,13 +226,17 @@ describe('HfModel gradients (custom ops) against finite differences of the float
             }
             const w = new Map(weights);
             const arr = Float32Array.from(w.get(name)!);
-            const transposed = v.shape.length === 2 && (name.endsWith('_proj.weight') || (name === 'model.embed_tokens.weight' && config.tieWordEmbeddings) || name === 'lm_head.weight');
+            const transposed =
+              v.shape.length === 2 &&
+              (name.endsWith('_proj.weight') || (name === 'model.embed_tokens.weight' && config.tieWordEmbeddings) || name === 'lm_head.weight');
             arr[transposed ? j * rows + i : flatIdx] += delta;
             w.set(name, arr);
             return probe(config, w, ids, R, lora);
           };
           const fd = (bump(h) - bump(-h)) / (2 * h);
-          expect(Math.abs(g[flatIdx] - fd), `${name}[${flatIdx}]: tfjs ${g[flatIdx]} vs finite difference ${fd}`).toBeLessThan(2e-3 * Math.max(1, Math.abs(fd)));
+          expect(Math.abs(g[flatIdx] - fd), `${name}[${flatIdx}]: tfjs ${g[flatIdx]} vs finite difference ${fd}`).toBeLessThan(
+            2e-3 * Math.max(1, Math.abs(fd)),
+          );
           checked++;
         }
         expect(checked).toBe(4);
@@ -235,7 +263,12 @@ describe('HfModel gradients (custom ops) against finite differences of the float
   });
 
   it('qwen2: untied embedding and head, q/k/v biases', () => {
-    check(randomQwen2Config(), undefined, ['model.embed_tokens.weight', 'lm_head.weight', 'model.layers.0.self_attn.q_proj.bias', 'model.layers.1.self_attn.v_proj.bias']);
+    check(randomQwen2Config(), undefined, [
+      'model.embed_tokens.weight',
+      'lm_head.weight',
+      'model.layers.0.self_attn.q_proj.bias',
+      'model.layers.1.self_attn.v_proj.bias',
+    ]);
   });
 
   it('LoRA: only the factors are trainable, and their gradients are right', () => {
@@ -247,7 +280,11 @@ describe('HfModel gradients (custom ops) against finite differences of the float
     model.dispose();
     expect(names.length).toBe(2 * lora.length);
     expect(names.every((n) => n.endsWith('.lora_A') || n.endsWith('.lora_B'))).toBe(true);
-    check(config, lora, ['model.layers.0.self_attn.q_proj.weight.lora_A', 'model.layers.1.self_attn.v_proj.weight.lora_B', 'model.layers.0.mlp.down_proj.weight.lora_A']);
+    check(config, lora, [
+      'model.layers.0.self_attn.q_proj.weight.lora_A',
+      'model.layers.1.self_attn.v_proj.weight.lora_B',
+      'model.layers.0.mlp.down_proj.weight.lora_A',
+    ]);
   });
 });
 

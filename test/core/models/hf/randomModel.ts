@@ -53,10 +53,18 @@ export function weightShapes(c: HfModelConfig): { name: string; shape: number[] 
     out.push({ name: `${p}self_attn.q_proj.weight`, shape: [H * hd, d] }, { name: `${p}self_attn.k_proj.weight`, shape: [K * hd, d] });
     out.push({ name: `${p}self_attn.v_proj.weight`, shape: [K * hd, d] }, { name: `${p}self_attn.o_proj.weight`, shape: [d, H * hd] });
     if (c.attentionBias) {
-      out.push({ name: `${p}self_attn.q_proj.bias`, shape: [H * hd] }, { name: `${p}self_attn.k_proj.bias`, shape: [K * hd] }, { name: `${p}self_attn.v_proj.bias`, shape: [K * hd] });
+      out.push(
+        { name: `${p}self_attn.q_proj.bias`, shape: [H * hd] },
+        { name: `${p}self_attn.k_proj.bias`, shape: [K * hd] },
+        { name: `${p}self_attn.v_proj.bias`, shape: [K * hd] },
+      );
     }
     if (c.qkNorm) out.push({ name: `${p}self_attn.q_norm.weight`, shape: [hd] }, { name: `${p}self_attn.k_norm.weight`, shape: [hd] });
-    out.push({ name: `${p}mlp.gate_proj.weight`, shape: [I, d] }, { name: `${p}mlp.up_proj.weight`, shape: [I, d] }, { name: `${p}mlp.down_proj.weight`, shape: [d, I] });
+    out.push(
+      { name: `${p}mlp.gate_proj.weight`, shape: [I, d] },
+      { name: `${p}mlp.up_proj.weight`, shape: [I, d] },
+      { name: `${p}mlp.down_proj.weight`, shape: [d, I] },
+    );
   }
   out.push({ name: 'model.norm.weight', shape: [d] });
   if (!c.tieWordEmbeddings) out.push({ name: 'lm_head.weight', shape: [c.vocabSize, d] });
@@ -75,7 +83,11 @@ export function randomWeights(c: HfModelConfig, seed: number): Map<string, Float
   const w = new Map<string, Float32Array>();
   for (const { name, shape } of weightShapes(c)) {
     const n = shape.reduce((a, b) => a * b, 1);
-    if (name.endsWith('norm.weight')) w.set(name, normals(n, 0.3, rand).map((v) => 1 + v));
+    if (name.endsWith('norm.weight'))
+      w.set(
+        name,
+        normals(n, 0.3, rand).map((v) => 1 + v),
+      );
     else w.set(name, normals(n, name.endsWith('.bias') ? 0.3 : 0.35, rand));
   }
   return w;

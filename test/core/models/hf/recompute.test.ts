@@ -90,7 +90,10 @@ describe('per-layer recomputation: gradients equal the stored-activation path wi
       const R = tf.randomNormal([2, T, config.vocabSize], 0, 1, 'float32', 3);
       const run = (recompute: boolean) => {
         model.recompute = recompute;
-        const { value, grads } = tf.variableGrads(() => tf.sum(tf.mul(model.forward(ids, leftPadLayout(pads, T), 'role'), R)) as tf.Scalar, model.adapterVariables('role'));
+        const { value, grads } = tf.variableGrads(
+          () => tf.sum(tf.mul(model.forward(ids, leftPadLayout(pads, T), 'role'), R)) as tf.Scalar,
+          model.adapterVariables('role'),
+        );
         const out = new Map(Object.entries(grads).map(([k, g]) => [k, g.dataSync().slice()]));
         tf.dispose([value, ...Object.values(grads)]);
         return out;
@@ -131,7 +134,10 @@ describe('peak memory of a LoRA training step', () => {
         model.addAdapter('role', CFG, 1);
         const pairs = [0, 1].map((i) => ({ prompt: randomIds(4, i), completion: randomIds(28, 10 + i, 1, 64) }));
         const step = () => {
-          const { value, grads } = tf.variableGrads(() => tf.neg(tf.sum(scoreHf(model, pairs, { adapter: 'role' }).logp)) as tf.Scalar, model.adapterVariables('role'));
+          const { value, grads } = tf.variableGrads(
+            () => tf.neg(tf.sum(scoreHf(model, pairs, { adapter: 'role' }).logp)) as tf.Scalar,
+            model.adapterVariables('role'),
+          );
           tf.dispose([value, ...Object.values(grads)]);
         };
         step();
@@ -170,7 +176,12 @@ describe('lean head ops against autodiff of the plain log-softmax', () => {
         const out = {
           v: f(h).dataSync()[0],
           dh: dh.dataSync().slice() as Float32Array,
-          dw: trained ? (tf.variableGrads(() => f(h), [w]).grads[w.name].dataSync().slice() as Float32Array) : null,
+          dw: trained
+            ? (tf
+                .variableGrads(() => f(h), [w])
+                .grads[w.name].dataSync()
+                .slice() as Float32Array)
+            : null,
         };
         return out;
       };

@@ -219,8 +219,18 @@ describe('referenceLogprobs', () => {
   });
   it('a LoRA pair aimed at a weight the model lacks is an error, not silently ignored', () => {
     const { config, weight } = model('qwen3-tiny');
-    const pair: LoraPair = { target: 'model.layers.7.self_attn.q_proj.weight', a: new Float32Array(4 * 32), b: new Float32Array(64 * 4), r: 4, inFeatures: 32, outFeatures: 64, scale: 1 };
-    expect(() => referenceLogits(config, weight, [1, 2], [pair])).toThrow(/LoRA pairs target weights the model does not have: model\.layers\.7\.self_attn\.q_proj\.weight/);
+    const pair: LoraPair = {
+      target: 'model.layers.7.self_attn.q_proj.weight',
+      a: new Float32Array(4 * 32),
+      b: new Float32Array(64 * 4),
+      r: 4,
+      inFeatures: 32,
+      outFeatures: 64,
+      scale: 1,
+    };
+    expect(() => referenceLogits(config, weight, [1, 2], [pair])).toThrow(
+      /LoRA pairs target weights the model does not have: model\.layers\.7\.self_attn\.q_proj\.weight/,
+    );
   });
   it('an id outside the vocabulary is an error naming it', () => {
     const { config, weight } = model('qwen3-tiny');

@@ -55,7 +55,8 @@ describe('ropeInvFreq = transformers', () => {
   });
 
   it('yarn attention factor: 0.1 ln(factor) + 1 by default, mscale ratio, or the explicit value', () => {
-    const yarn = (over: Partial<RopeConfig>): number => ropeInvFreq({ type: 'yarn', theta: 10000, factor: 4, originalMaxPositions: 64, ...over }, 16).attentionScale;
+    const yarn = (over: Partial<RopeConfig>): number =>
+      ropeInvFreq({ type: 'yarn', theta: 10000, factor: 4, originalMaxPositions: 64, ...over }, 16).attentionScale;
     expect(yarn({})).toBeCloseTo(0.1 * Math.log(4) + 1, 14);
     expect(yarn({ mscale: 2, mscaleAllDim: 1 })).toBeCloseTo((0.2 * Math.log(4) + 1) / (0.1 * Math.log(4) + 1), 14);
     expect(yarn({ attentionFactor: 1.5 })).toBe(1.5);

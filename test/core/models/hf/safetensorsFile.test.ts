@@ -34,12 +34,16 @@ describe('reading tensors', () => {
   it('decodes F32, BF16 and F16 from known bit patterns', () => {
     // BF16 0x3FC0 = 1.5, 0xC000 = -2; F16 0x3E00 = 1.5, 0xC000 = -2, 0x0001 = 2^-24 (subnormal), 0x7C00 = inf.
     const data = cat(f32(0.25, -3), u16(0x3fc0, 0xc000), u16(0x3e00, 0xc000, 0x0001, 0x7c00));
-    const file = writeRaw(path.join(tmp, 'dtypes.safetensors'), {
-      __metadata__: { format: 'pt' },
-      a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
-      b: { dtype: 'BF16', shape: [1, 2], data_offsets: [8, 12] },
-      c: { dtype: 'F16', shape: [2, 2], data_offsets: [12, 20] },
-    }, data);
+    const file = writeRaw(
+      path.join(tmp, 'dtypes.safetensors'),
+      {
+        __metadata__: { format: 'pt' },
+        a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+        b: { dtype: 'BF16', shape: [1, 2], data_offsets: [8, 12] },
+        c: { dtype: 'F16', shape: [2, 2], data_offsets: [12, 20] },
+      },
+      data,
+    );
     const src = openTensorSource(file);
     try {
       expect(src.names().sort()).toEqual(['a', 'b', 'c']);
@@ -95,7 +99,9 @@ describe('reading tensors', () => {
     // sparse (ftruncate), so it costs no disk space.
     const file = path.join(tmp, 'big.safetensors');
     const far = 2.5 * 2 ** 30; // data offset of the tensor, bytes
-    const header = Buffer.from(JSON.stringify({ pad: { dtype: 'F32', shape: [far / 4], data_offsets: [0, far] }, far: { dtype: 'BF16', shape: [3], data_offsets: [far, far + 6] } }));
+    const header = Buffer.from(
+      JSON.stringify({ pad: { dtype: 'F32', shape: [far / 4], data_offsets: [0, far] }, far: { dtype: 'BF16', shape: [3], data_offsets: [far, far + 6] } }),
+    );
     const len = Buffer.alloc(8);
     len.writeBigUInt64LE(BigInt(header.length));
     const fd = fs.openSync(file, 'w');
@@ -141,7 +147,9 @@ describe('file descriptors', () => {
     fs.cpSync(path.join(FIXTURES, 'llama-tiny-sharded'), dir, { recursive: true });
     fs.rmSync(path.join(dir, 'model-00004-of-00004.safetensors'));
     const before = openFds();
-    expect(() => openTensorSource(dir)).toThrow(/model-00004-of-00004\.safetensors: cannot open \(named by .*model\.safetensors\.index\.json for tensor "lm_head\.weight"\): ENOENT/);
+    expect(() => openTensorSource(dir)).toThrow(
+      /model-00004-of-00004\.safetensors: cannot open \(named by .*model\.safetensors\.index\.json for tensor "lm_head\.weight"\): ENOENT/,
+    );
     expect(openFds()).toBe(before);
   });
 });
@@ -160,7 +168,9 @@ describe('bad input is an error naming the file and the tensor', () => {
     fs.mkdirSync(dir, { recursive: true });
     const bytes = fs.readFileSync(path.join(FIXTURES, 'qwen2-tiny', 'model.safetensors'));
     fs.writeFileSync(path.join(dir, 'model.safetensors'), bytes.subarray(0, bytes.length - 100));
-    expect(() => openTensorSource(dir)).toThrow(/cut\/model\.safetensors: tensor "[^"]+": truncated: data_offsets \[\d+, \d+\] run past the end of the data section/);
+    expect(() => openTensorSource(dir)).toThrow(
+      /cut\/model\.safetensors: tensor "[^"]+": truncated: data_offsets \[\d+, \d+\] run past the end of the data section/,
+    );
   });
 
   it('a file shorter than its header length, or than 8 bytes', () => {
@@ -196,8 +206,12 @@ describe('bad input is an error naming the file and the tensor', () => {
     expect(() => openTensorSource(one('span.safetensors', { w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)))).toThrow(
       /span\.safetensors: tensor "w": data_offsets span 8 bytes, shape \[3\] of F32 needs 12/,
     );
-    expect(() => openTensorSource(one('shape.safetensors', { w: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }, new Uint8Array(4)))).toThrow(/tensor "w": shape \[-1\] is not a list of sizes/);
-    expect(() => openTensorSource(one('offs.safetensors', { w: { dtype: 'F32', shape: [1], data_offsets: [4] } }, new Uint8Array(4)))).toThrow(/tensor "w": data_offsets \[4\] is not \[begin, end\]/);
+    expect(() => openTensorSource(one('shape.safetensors', { w: { dtype: 'F32', shape: [-1], data_offsets: [0, 4] } }, new Uint8Array(4)))).toThrow(
+      /tensor "w": shape \[-1\] is not a list of sizes/,
+    );
+    expect(() => openTensorSource(one('offs.safetensors', { w: { dtype: 'F32', shape: [1], data_offsets: [4] } }, new Uint8Array(4)))).toThrow(
+      /tensor "w": data_offsets \[4\] is not \[begin, end\]/,
+    );
   });
 
   describe('sharded folders', () => {
@@ -223,10 +237,14 @@ describe('bad input is an error naming the file and the tensor', () => {
       );
     });
     it('an index naming a tensor its shard lacks', () => {
-      expect(() => openTensorSource(sharded('lacks', { x: 'a.safetensors', q: 'b.safetensors' }))).toThrow(/lacks\/b\.safetensors: has no tensor "q" \(named by .*index\.json\)/);
+      expect(() => openTensorSource(sharded('lacks', { x: 'a.safetensors', q: 'b.safetensors' }))).toThrow(
+        /lacks\/b\.safetensors: has no tensor "q" \(named by .*index\.json\)/,
+      );
     });
     it('a tensor listed twice (in two shards) names both files', () => {
-      expect(() => openTensorSource(sharded('twice', { x: 'a.safetensors', y: 'b.safetensors' }, true))).toThrow(/twice\/b\.safetensors: tensor "x" is listed twice \(also in .*twice\/a\.safetensors\)/);
+      expect(() => openTensorSource(sharded('twice', { x: 'a.safetensors', y: 'b.safetensors' }, true))).toThrow(
+        /twice\/b\.safetensors: tensor "x" is listed twice \(also in .*twice\/a\.safetensors\)/,
+      );
     });
     it('an index that is not JSON, or has no weight_map', () => {
       const dir = sharded('badindex', {});

@@ -39,7 +39,10 @@ describe('sampleHf', () => {
   it('behaviour log-probs equal teacher-forced log-probs within 1e-4 (temperature 1, and with temperature, top-k, top-p)', () => {
     for (const opts of [{}, { temperature: 0.7, topK: 5, topP: 0.9 }]) {
       const rows = sampleHf(model, prompts, { maxNewTokens: 8, seed: 5, ...opts });
-      const scored = scoreHfData(model, prompts.map((p, r) => ({ prompt: p, completion: rows[r].ids })));
+      const scored = scoreHfData(
+        model,
+        prompts.map((p, r) => ({ prompt: p, completion: rows[r].ids })),
+      );
       rows.forEach((row, r) => {
         expect(row.ids.length).toBe(8);
         row.logp.forEach((v, j) => expect(Math.abs(v - scored.logp[r][j])).toBeLessThan(1e-4));
@@ -179,7 +182,11 @@ describe('pickToken', () => {
     };
     const r = mulberry32(3);
     const lp = Float32Array.from({ length: 5000 }, () => -60 * r() * r()); // a long tail far below the head
-    for (const [t, k, p] of [[1, 0, 0.9], [0.7, 20, 1], [1.3, 50, 0.95]] as const) {
+    for (const [t, k, p] of [
+      [1, 0, 0.9],
+      [0.7, 20, 1],
+      [1.3, 50, 0.95],
+    ] as const) {
       const [ra, rb] = [mulberry32(9), mulberry32(9)];
       for (let i = 0; i < 300; i++) expect(pickToken(lp, t, k, p, ra)).toBe(naive(lp, t, k, p, rb));
     }

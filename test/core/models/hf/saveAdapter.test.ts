@@ -63,10 +63,12 @@ describe('round trip: readLoraAdapter(saveLoraAdapter(x)) == x', () => {
     });
   }
 
-  it('pairs in any order are written in peft\'s (sorted) order', () => {
+  it("pairs in any order are written in peft's (sorted) order", () => {
     const x = readLoraAdapter(path.join(FIXTURES, 'qwen3-tiny-lora'), qwen3);
     const dir = saveLoraAdapter(path.join(tmp, 'reversed'), { config: x.config, pairs: [...x.pairs].reverse(), baseModel: 'qwen3-tiny' });
-    expect(fs.readFileSync(path.join(dir, 'adapter_model.safetensors')).equals(fs.readFileSync(path.join(FIXTURES, 'qwen3-tiny-lora', 'adapter_model.safetensors')))).toBe(true);
+    expect(
+      fs.readFileSync(path.join(dir, 'adapter_model.safetensors')).equals(fs.readFileSync(path.join(FIXTURES, 'qwen3-tiny-lora', 'adapter_model.safetensors'))),
+    ).toBe(true);
   });
 });
 
@@ -91,8 +93,21 @@ describe("the files are peft's", () => {
       if (key === 'target_modules') expect([...(value as string[])].sort()).toEqual([...(peft[key] as string[])].sort());
       else expect({ [key]: value }).toEqual({ [key]: peft[key] });
     }
-    expect(Object.keys(peft).filter((k) => !(k in ours)).sort()).toEqual(LEFT_TO_PEFT_DEFAULTS);
-    expect(ours).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 4, lora_alpha: 8, lora_dropout: 0, use_rslora: false, bias: 'none', base_model_name_or_path: 'qwen3-tiny' });
+    expect(
+      Object.keys(peft)
+        .filter((k) => !(k in ours))
+        .sort(),
+    ).toEqual(LEFT_TO_PEFT_DEFAULTS);
+    expect(ours).toMatchObject({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: 4,
+      lora_alpha: 8,
+      lora_dropout: 0,
+      use_rslora: false,
+      bias: 'none',
+      base_model_name_or_path: 'qwen3-tiny',
+    });
   });
 
   it('adapter_config.json is laid out as peft writes it (sorted keys, two-space indent)', () => {
@@ -105,7 +120,12 @@ describe("the files are peft's", () => {
   it('use_rslora and lora_alpha carry the rsLoRA scale', () => {
     const r = readLoraAdapter(path.join(FIXTURES, 'qwen3-tiny-rslora'), qwen3);
     const out = saveLoraAdapter(path.join(tmp, 'rs'), { config: r.config, pairs: r.pairs, baseModel: 'b' });
-    expect(readJson(path.join(out, 'adapter_config.json'))).toMatchObject({ use_rslora: true, lora_alpha: 8, r: 4, target_modules: ['gate_proj', 'k_proj', 'q_proj', 'up_proj'] });
+    expect(readJson(path.join(out, 'adapter_config.json'))).toMatchObject({
+      use_rslora: true,
+      lora_alpha: 8,
+      r: 4,
+      target_modules: ['gate_proj', 'k_proj', 'q_proj', 'up_proj'],
+    });
   });
 });
 

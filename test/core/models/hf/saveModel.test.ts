@@ -64,7 +64,11 @@ function tensorsOf(dir: string): Map<string, { shape: number[]; dtype: string; d
 function logitsOf(dir: string, ids: number[][], lora?: LoraPair[]): Float64Array[][] {
   const config = readHfConfig(dir);
   const tensors = tensorsOf(dir);
-  const weight: WeightLookup = (name) => tensors.get(name)?.data ?? (() => { throw new Error(`no tensor ${name}`); })();
+  const weight: WeightLookup = (name) =>
+    tensors.get(name)?.data ??
+    (() => {
+      throw new Error(`no tensor ${name}`);
+    })();
   return ids.map((seq) => referenceLogits(config, weight, seq, lora));
 }
 
@@ -89,14 +93,25 @@ describe("merged BF16 qwen3-tiny + qwen3-tiny-lora equals transformers' save of 
     const ours = path.join(saved.dir, 'model.safetensors');
     const theirs = path.join(EXPECTED_MERGED, 'model.safetensors');
     expect(headerOf(ours)).toEqual(headerOf(theirs));
-    expect(Object.values(headerOf(ours)).filter((e) => 'dtype' in e).every((e) => e.dtype === 'BF16')).toBe(true);
+    expect(
+      Object.values(headerOf(ours))
+        .filter((e) => 'dtype' in e)
+        .every((e) => e.dtype === 'BF16'),
+    ).toBe(true);
     expect(fs.readFileSync(ours).equals(fs.readFileSync(theirs))).toBe(true);
   });
 
   it('config.json is the text transformers wrote (dtype bfloat16), generation and tokenizer files copied', () => {
     expect(fs.readFileSync(path.join(saved.dir, 'config.json'), 'utf8')).toBe(fs.readFileSync(path.join(EXPECTED_MERGED, 'config.json'), 'utf8'));
     expect(readHfConfig(saved.dir).dtype).toBe('BF16');
-    expect(saved.files).toEqual(['chat_template.jinja', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(saved.files).toEqual([
+      'chat_template.jinja',
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     for (const f of ['chat_template.jinja', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) {
       expect(fs.readFileSync(path.join(saved.dir, f)).equals(fs.readFileSync(path.join(FIXTURES, 'qwen3-tiny', f)))).toBe(true);
     }
@@ -105,8 +120,16 @@ describe("merged BF16 qwen3-tiny + qwen3-tiny-lora equals transformers' save of 
 
   it("the reference on it reproduces transformers' logits of peft's merged model within 1e-4", () => {
     const expected = readJson<Sequences>(path.join(EXPECTED_MERGED, 'expected.json'));
-    const ours = logitsOf(saved.dir, expected.sequences.map((s) => s.ids));
-    expect(maxRelErr(ours, expected.sequences.map((s) => s.logits))).toBeLessThan(1e-4);
+    const ours = logitsOf(
+      saved.dir,
+      expected.sequences.map((s) => s.ids),
+    );
+    expect(
+      maxRelErr(
+        ours,
+        expected.sequences.map((s) => s.logits),
+      ),
+    ).toBeLessThan(1e-4);
   });
 
   it('bf16 costs accuracy against the unrounded base + adapter (bounded), and the merge is not vacuous', () => {
@@ -136,7 +159,11 @@ describe('merged F32 == base + adapter through the float64 reference (within 1e-
       const merged = logitsOf(saved.dir, ids);
       expect(maxRelErr(merged, logitsOf(baseDir, ids, pairs))).toBeLessThan(1e-5);
       expect(maxRelErr(merged, logitsOf(baseDir, ids))).toBeGreaterThan(1e-2); // not vacuous
-      expect(Object.values(headerOf(path.join(saved.dir, 'model.safetensors'))).filter((e) => 'dtype' in e).every((e) => e.dtype === 'F32')).toBe(true);
+      expect(
+        Object.values(headerOf(path.join(saved.dir, 'model.safetensors')))
+          .filter((e) => 'dtype' in e)
+          .every((e) => e.dtype === 'F32'),
+      ).toBe(true);
       expect(readHfConfig(saved.dir).dtype).toBe('F32');
     });
   }
@@ -172,15 +199,23 @@ describe('sharding', () => {
   const LIMIT = 40_000;
   const one = exportModel('qwen3-rs-one', 'qwen3-tiny', 'F32', { adapter: 'qwen3-tiny-rslora' });
   const sharded = exportModel('qwen3-rs-sharded', 'qwen3-tiny', 'F32', { adapter: 'qwen3-tiny-rslora', maxShardBytes: LIMIT });
-  const index = readJson<{ metadata: { total_size: number; total_parameters: number }; weight_map: Record<string, string> }>(path.join(sharded.dir, 'model.safetensors.index.json'));
+  const index = readJson<{ metadata: { total_size: number; total_parameters: number }; weight_map: Record<string, string> }>(
+    path.join(sharded.dir, 'model.safetensors.index.json'),
+  );
 
   it('shard files named as transformers names them, with an index listing every tensor once', () => {
     const n = sharded.weightFiles.length;
     expect(n).toBeGreaterThan(2);
-    expect(sharded.weightFiles).toEqual(Array.from({ length: n }, (_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`));
+    expect(sharded.weightFiles).toEqual(
+      Array.from({ length: n }, (_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`),
+    );
     expect(fs.existsSync(path.join(sharded.dir, 'model.safetensors'))).toBe(false);
     expect(index.metadata).toEqual({ total_size: one.totalBytes, total_parameters: one.totalBytes / 4 });
-    expect(Object.keys(index.weight_map).sort()).toEqual(Object.keys(headerOf(path.join(one.dir, 'model.safetensors'))).filter((k) => k !== '__metadata__').sort());
+    expect(Object.keys(index.weight_map).sort()).toEqual(
+      Object.keys(headerOf(path.join(one.dir, 'model.safetensors')))
+        .filter((k) => k !== '__metadata__')
+        .sort(),
+    );
     for (const [name, file] of Object.entries(index.weight_map)) expect(Object.keys(headerOf(path.join(sharded.dir, file)))).toContain(name);
   });
 
@@ -188,7 +223,7 @@ describe('sharding', () => {
     const shards = sharded.weightFiles.map((f) => Object.entries(headerOf(path.join(sharded.dir, f))).filter(([k]) => k !== '__metadata__'));
     const names = shards.flat().map(([k]) => k);
     expect(names).toEqual([...names].sort());
-    const size = (s: typeof shards[number]): number => s.reduce((acc, [, e]) => acc + e.data_offsets[1] - e.data_offsets[0], 0);
+    const size = (s: (typeof shards)[number]): number => s.reduce((acc, [, e]) => acc + e.data_offsets[1] - e.data_offsets[0], 0);
     shards.forEach((s, i) => {
       if (s.length > 1) expect(size(s)).toBeLessThanOrEqual(LIMIT);
       if (i + 1 < shards.length) {
@@ -206,8 +241,12 @@ describe('sharding', () => {
     for (const [name, t] of a) expect(Buffer.from(b.get(name)!.data.buffer).equals(Buffer.from(t.data.buffer))).toBe(true);
   });
 
-  it('planShards: huggingface_hub\'s example sizes, and an oversized tensor alone', () => {
-    const plan = (sizes: number[], limit: number): number[][] => planShards(sizes.map((bytes) => ({ bytes })), limit).map((s) => s.map((t) => t.bytes));
+  it("planShards: huggingface_hub's example sizes, and an oversized tensor alone", () => {
+    const plan = (sizes: number[], limit: number): number[][] =>
+      planShards(
+        sizes.map((bytes) => ({ bytes })),
+        limit,
+      ).map((s) => s.map((t) => t.bytes));
     expect(plan([6, 6, 2, 6, 2, 2], 10)).toEqual([[6], [6, 2], [6, 2, 2]]);
     expect(plan([3, 12, 3], 10)).toEqual([[3], [12], [3]]);
     expect(plan([12], 10)).toEqual([[12]]);
@@ -284,31 +323,43 @@ describe('refusals before anything is written', () => {
   const baseDir = path.join(FIXTURES, 'qwen3-tiny');
   const config: HfModelConfig = readHfConfig(baseDir);
   const pairs = readLoraAdapter(path.join(FIXTURES, 'qwen3-tiny-lora'), config).pairs;
-  const attempt = (name: string, opts: { lora?: LoraPair[]; sourceDir?: string; drop?: string; dtype?: string }): (() => void) => () => {
-    const files = openTensorSource(baseDir);
-    const source: TensorSource = opts.drop
-      ? {
-          origin: files.origin,
-          names: () => files.names().filter((n) => n !== opts.drop),
-          get: (n) => (n === opts.drop ? undefined : files.get(n)),
-        }
-      : files;
-    try {
-      saveMergedModel(path.join(tmp, name), { sourceDir: opts.sourceDir ?? baseDir, config, source, lora: opts.lora, dtype: (opts.dtype ?? 'BF16') as ExportDtype });
-    } finally {
-      files.close();
-      expect(fs.existsSync(path.join(tmp, name))).toBe(false);
-    }
-  };
+  const attempt =
+    (name: string, opts: { lora?: LoraPair[]; sourceDir?: string; drop?: string; dtype?: string }): (() => void) =>
+    () => {
+      const files = openTensorSource(baseDir);
+      const source: TensorSource = opts.drop
+        ? {
+            origin: files.origin,
+            names: () => files.names().filter((n) => n !== opts.drop),
+            get: (n) => (n === opts.drop ? undefined : files.get(n)),
+          }
+        : files;
+      try {
+        saveMergedModel(path.join(tmp, name), {
+          sourceDir: opts.sourceDir ?? baseDir,
+          config,
+          source,
+          lora: opts.lora,
+          dtype: (opts.dtype ?? 'BF16') as ExportDtype,
+        });
+      } finally {
+        files.close();
+        expect(fs.existsSync(path.join(tmp, name))).toBe(false);
+      }
+    };
 
   it('a checkpoint missing a tensor (the check of weights.ts)', () => {
     expect(attempt('missing', { drop: 'model.norm.weight' })).toThrow(/model\.norm\.weight/);
   });
 
   it('a LoRA pair for a tensor the checkpoint lacks, or of the wrong shape, or given twice', () => {
-    expect(attempt('nolayer', { lora: [{ ...pairs[0], target: 'model.layers.7.mlp.down_proj.weight' }] })).toThrow(/LoRA pair for "model\.layers\.7\.mlp\.down_proj\.weight": .*qwen3-tiny has no such tensor/);
+    expect(attempt('nolayer', { lora: [{ ...pairs[0], target: 'model.layers.7.mlp.down_proj.weight' }] })).toThrow(
+      /LoRA pair for "model\.layers\.7\.mlp\.down_proj\.weight": .*qwen3-tiny has no such tensor/,
+    );
     const q = pairs.find((p) => p.target.endsWith('q_proj.weight'))!;
-    expect(attempt('shape', { lora: [{ ...q, target: 'model.layers.0.self_attn.k_proj.weight' }] })).toThrow(/LoRA pair for "model\.layers\.0\.self_attn\.k_proj\.weight": adapts \[64, 32\], but .*model\.safetensors has it as \[32, 32\]/);
+    expect(attempt('shape', { lora: [{ ...q, target: 'model.layers.0.self_attn.k_proj.weight' }] })).toThrow(
+      /LoRA pair for "model\.layers\.0\.self_attn\.k_proj\.weight": adapts \[64, 32\], but .*model\.safetensors has it as \[32, 32\]/,
+    );
     expect(attempt('twice', { lora: [q, q] })).toThrow(/q_proj\.weight": given twice/);
   });
 
@@ -327,6 +378,8 @@ describe('mergeLoraPair', () => {
   });
 
   it('names the tensor when sizes disagree', () => {
-    expect(() => mergeLoraPair(new Float32Array(3), { target: 'x.weight', a: new Float32Array(2), b: new Float32Array(2), r: 1, inFeatures: 2, outFeatures: 2, scale: 1 })).toThrow(/x\.weight: has 3 values, the LoRA pair needs \[2, 2\]/);
+    expect(() =>
+      mergeLoraPair(new Float32Array(3), { target: 'x.weight', a: new Float32Array(2), b: new Float32Array(2), r: 1, inFeatures: 2, outFeatures: 2, scale: 1 }),
+    ).toThrow(/x\.weight: has 3 values, the LoRA pair needs \[2, 2\]/);
   });
 });

@@ -33,7 +33,9 @@ describe.skipIf(!haveQwen3)('HfTokenizer on the real Qwen3 tokenizer (vs Python 
   });
 
   it('reads the same tokenizer.json the fixture was made from', () => {
-    const sha = createHash('sha256').update(readFileSync(join(QWEN3_DIR, 'tokenizer.json'))).digest('hex');
+    const sha = createHash('sha256')
+      .update(readFileSync(join(QWEN3_DIR, 'tokenizer.json')))
+      .digest('hex');
     expect(sha).toBe(fixture.tokenizer_json_sha256);
   });
 
@@ -116,7 +118,9 @@ describe('HfTokenizer errors and the vocabulary check', () => {
   it('refuses a tokenizer with more tokens than the model has rows, naming both numbers', () => {
     expect(() => checkTokenizerFitsModel({ vocabSize: 151669 }, { vocabSize: 151936 })).not.toThrow();
     expect(() => checkTokenizerFitsModel({ vocabSize: 151669 }, { vocabSize: 151669 })).not.toThrow();
-    expect(() => checkTokenizerFitsModel({ vocabSize: 151669 }, { vocabSize: 1000 }, '/m')).toThrow(/\/m: tokenizer\.json has 151669 tokens .*vocab_size is 1000/);
+    expect(() => checkTokenizerFitsModel({ vocabSize: 151669 }, { vocabSize: 1000 }, '/m')).toThrow(
+      /\/m: tokenizer\.json has 151669 tokens .*vocab_size is 1000/,
+    );
   });
 });
 

@@ -20,7 +20,13 @@ function savedShapes(folder: string): Map<string, number[]> {
 
 /** An in-memory source from name -> shape (reads are never needed by checkWeights). */
 function shapesSource(shapes: Map<string, number[]>): TensorSource {
-  const entry = (name: string): TensorEntry => ({ name, dtype: 'F32', shape: shapes.get(name)!, file: '/ckpt/model.safetensors', read: () => new Float32Array(0) });
+  const entry = (name: string): TensorEntry => ({
+    name,
+    dtype: 'F32',
+    shape: shapes.get(name)!,
+    file: '/ckpt/model.safetensors',
+    read: () => new Float32Array(0),
+  });
   return { origin: '/ckpt', names: () => [...shapes.keys()], get: (n) => (shapes.has(n) ? entry(n) : undefined) };
 }
 
@@ -37,7 +43,17 @@ describe('expectedWeights', () => {
 
   it("Qwen3-0.6B's shapes: q_proj [2048, 1024] on a 1024 model, per-head norms [128], tied (no lm_head), 310 tensors", () => {
     const config = parseHfConfig(
-      { model_type: 'qwen3', vocab_size: 151936, hidden_size: 1024, intermediate_size: 3072, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, tie_word_embeddings: true },
+      {
+        model_type: 'qwen3',
+        vocab_size: 151936,
+        hidden_size: 1024,
+        intermediate_size: 3072,
+        num_hidden_layers: 28,
+        num_attention_heads: 16,
+        num_key_value_heads: 8,
+        head_dim: 128,
+        tie_word_embeddings: true,
+      },
       'config.json',
     );
     const w = new Map(expectedWeights(config).map((x) => [x.name, x.shape]));
@@ -57,7 +73,10 @@ describe('expectedWeights', () => {
     const llama = parseHfConfig({ ...base, model_type: 'llama', attention_bias: true }, 'config.json');
     expect(attentionBiases(qwen2)).toEqual({ qkv: true, o: false });
     expect(attentionBiases(llama)).toEqual({ qkv: true, o: true });
-    const names = (c: HfModelConfig) => expectedWeights(c).map((w) => w.name).filter((n) => n.endsWith('.bias'));
+    const names = (c: HfModelConfig) =>
+      expectedWeights(c)
+        .map((w) => w.name)
+        .filter((n) => n.endsWith('.bias'));
     expect(names(qwen2).map((n) => n.split('.').at(-2))).toEqual(['q_proj', 'k_proj', 'v_proj']);
     expect(names(llama).map((n) => n.split('.').at(-2))).toEqual(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
   });
@@ -78,19 +97,25 @@ describe('checkWeights', () => {
   it('a missing tensor names it and its expected shape', () => {
     const { config, shapes } = qwen3();
     shapes.delete('model.layers.1.self_attn.k_norm.weight');
-    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(/\/ckpt: the weights do not fit config\.json \(qwen3\):\n {2}tensor "model\.layers\.1\.self_attn\.k_norm\.weight" is missing \(expected shape \[16\]\)/);
+    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(
+      /\/ckpt: the weights do not fit config\.json \(qwen3\):\n {2}tensor "model\.layers\.1\.self_attn\.k_norm\.weight" is missing \(expected shape \[16\]\)/,
+    );
   });
 
   it('a wrong shape names the tensor, both shapes and the file', () => {
     const { config, shapes } = qwen3();
     shapes.set('model.layers.0.self_attn.q_proj.weight', [32, 32]);
-    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(/\/ckpt\/model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.weight" has shape \[32, 32\], expected \[64, 32\]/);
+    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(
+      /\/ckpt\/model\.safetensors: tensor "model\.layers\.0\.self_attn\.q_proj\.weight" has shape \[32, 32\], expected \[64, 32\]/,
+    );
   });
 
   it('an unknown tensor is refused, naming it', () => {
     const { config, shapes } = qwen3();
     shapes.set('model.layers.0.self_attn.q_proj.bias', [64]);
-    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(/tensor "model\.layers\.0\.self_attn\.q_proj\.bias" \(shape \[64\]\) is not part of a qwen3 model with this config\.json/);
+    expect(() => checkWeights(config, shapesSource(shapes))).toThrow(
+      /tensor "model\.layers\.0\.self_attn\.q_proj\.bias" \(shape \[64\]\) is not part of a qwen3 model with this config\.json/,
+    );
   });
 
   it('tolerates a tied checkpoint that also saved lm_head (same shape) and rotary inv_freq buffers', () => {
@@ -105,7 +130,9 @@ describe('checkWeights', () => {
 
   it('an untied config needs lm_head', () => {
     const { config, shapes } = qwen3();
-    expect(() => checkWeights({ ...config, tieWordEmbeddings: false }, shapesSource(shapes))).toThrow(/tensor "lm_head\.weight" is missing \(expected shape \[320, 32\]\)/);
+    expect(() => checkWeights({ ...config, tieWordEmbeddings: false }, shapesSource(shapes))).toThrow(
+      /tensor "lm_head\.weight" is missing \(expected shape \[320, 32\]\)/,
+    );
   });
 
   it('a checkpoint of another architecture lists every problem in one error', () => {
