@@ -44,6 +44,16 @@ export function isModelFolder(dir: string): boolean {
   return isFile(path.join(dir, CHECKPOINT_FILES.config)) && MODEL_WEIGHT_FILES.some((f) => isFile(path.join(dir, f)));
 }
 
+/** Whether `dir` holds a Hugging Face config.json (it names a `model_type`; the lab's own does not). */
+export function isHfModelFolder(dir: string): boolean {
+  try {
+    const json = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { model_type?: unknown };
+    return typeof json.model_type === 'string';
+  } catch {
+    return false;
+  }
+}
+
 let root: string | null = null;
 
 /**

@@ -10,12 +10,10 @@
  */
 import { LabApiError, type ApiParsedInput, type RunDetail, type RunSummary, type SeriesMap, type SeriesPoint } from '../../shared/api';
 import type { RunConfig } from '../config';
-import { CHARACTERS, SPECIAL_TOKENS } from '../models/tokenizer';
 import type { EpisodeDetail, EventDetail, EventPage, LabStore, MetricPoint, RunRecord, StoredMember, TokensWithText } from '../store';
 import { liveLeases } from '../store/leases';
 import type { LabContext } from './labContext';
-
-const TOKEN_TEXT: readonly string[] = [...SPECIAL_TOKENS, ...CHARACTERS];
+import { tokenTextFor, type TokenText } from './tokenText';
 
 /** A metric value as the wire carries it: NaN and +-Infinity as null. */
 export const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
@@ -89,7 +87,8 @@ export function listEvents(store: LabStore, { runId, filter, limit, after }: Api
 export function eventWithTokenText(store: LabStore, eventId: number): EventDetail<TokensWithText> {
   const e = store.getEvent(eventId);
   if (!e) throw new LabApiError('not_found', `no event with id ${eventId}`);
-  return { ...e, members: e.members.map(withTokenText) };
+  const text = tokenTextFor(store.getRun(e.runId)?.config);
+  return { ...e, members: e.members.map((m) => withTokenText(m, text)) };
 }
 
 /** One episode without its members (open an event with getEvent). */
@@ -99,8 +98,8 @@ export function episodeOrThrow(store: LabStore, episodeId: number): EpisodeDetai
   return ep;
 }
 
-/** The member with its output tokens as text pieces (the char tokenizer's; an unknown id as `<id>`). */
-function withTokenText(m: StoredMember): StoredMember<TokensWithText> {
+/** The member with its output tokens as text pieces (the run's tokenizer: tokenText.ts). */
+function withTokenText(m: StoredMember, text: TokenText): StoredMember<TokensWithText> {
   const t = m.tokens;
-  return { ...m, tokens: t ? { ...t, outputText: Array.from(t.outputTokens, (id) => TOKEN_TEXT[id] ?? `<${id}>`) } : null };
+  return { ...m, tokens: t ? { ...t, outputText: Array.from(t.outputTokens, text) } : null };
 }

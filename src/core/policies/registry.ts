@@ -11,7 +11,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunConfig } from '../config';
+import { isHfModelFolder, type RunConfig } from '../config';
+
+export { isHfModelFolder };
 import { currentBackend } from '../models/backend';
 import { readHfConfig } from '../models/hf/config';
 import type { HfAdapterConfig } from '../models/hf/model';
@@ -98,16 +100,6 @@ export const POLICY_MODELS = {
     },
   },
 } satisfies Record<PolicyModelKind, PolicyKindEntry>;
-
-/** Whether `dir` holds a Hugging Face config.json (it names a `model_type`; the lab's own does not). */
-export function isHfModelFolder(dir: string): boolean {
-  try {
-    const json = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as { model_type?: unknown };
-    return typeof json.model_type === 'string';
-  } catch {
-    return false;
-  }
-}
 
 /** The model kind of a run (see the header). */
 export function modelKindOf(config: RunConfig, baseDir: string, resumeDir?: string): PolicyModelKind {
