@@ -9,6 +9,7 @@
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { tinyQwenFolder } from '../core/train/hfFixture';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/commands';
 import type { CliIO } from '../../src/cli/io';
@@ -111,7 +112,8 @@ describe('srpo-lab eval --data', () => {
   });
 
   it('--model DIR: a Hugging Face model folder plays the roles (tiny random qwen3 fixture: a table, tokens counted)', async () => {
-    const model = resolve(__dirname, '../fixtures/hf/qwen3-tiny');
+    // A copy with 4096 positions: the prompt carries the role's system turn, as in training.
+    const model = tinyQwenFolder();
     const r = await cli([
       'eval',
       '--data',

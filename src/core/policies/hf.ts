@@ -44,6 +44,7 @@ import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/policySet';
 import { mixSeed } from '../models/random';
 import { ROLES, type Role } from '../models/tokenizer';
 import { chatMessages } from '../workflows/chatPrompts';
+import type { InstructionName } from '../workflows/prompts';
 import {
   chunks,
   type CompletionRow,
@@ -126,6 +127,15 @@ function readPolicyFile(dir: string, policyId: string): number {
   const version = Number(json.version);
   if (!Number.isInteger(version) || version < 0) throw new Error(`${file}: field "version" must be an integer >= 0`);
   return version;
+}
+
+/**
+ * A member's prompt as a chat model reads it: the role's system instructions, then the state as
+ * the user turn, through the model's own chat template with the generation prompt. Training
+ * (HfPolicies.promptIds) and `eval --model` (train/evaluate.ts hfRunner) both render with it.
+ */
+export function hfPromptIds(tokenizer: HfTokenizer, instruction: InstructionName, prompt: string, enableThinking?: boolean): number[] {
+  return tokenizer.applyChatTemplate(chatMessages(instruction, prompt), { addGenerationPrompt: true, enableThinking }).ids;
 }
 
 export class HfPolicies implements Policies {
@@ -252,8 +262,7 @@ export class HfPolicies implements Policies {
 
   promptIds(policyId: string, request: PromptRequest, maxNewTokens: number): number[] {
     this.get(policyId);
-    const enableThinking = this.options.enableThinking ?? undefined;
-    const { ids } = this.tokenizer.applyChatTemplate(chatMessages(request.instruction, request.prompt), { addGenerationPrompt: true, enableThinking });
+    const ids = hfPromptIds(this.tokenizer, request.instruction, request.prompt, this.options.enableThinking ?? undefined);
     if (ids.length + maxNewTokens > this.config.maxPositions) {
       throw new Error(
         `a ${request.role} prompt of ${ids.length} tokens + rollout.maxNewTokens ${maxNewTokens} exceeds the model's max_position_embeddings ${this.config.maxPositions}`,

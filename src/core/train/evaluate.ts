@@ -16,6 +16,7 @@ import type { RunConfig } from '../config';
 import { summarizeEvaluation, summaryToMetrics, type EvaluationSummary, type QueryOutcome } from '../eval/metrics';
 import type { CharTokenizer } from '../models/tokenizer';
 import { PolicySet } from '../models/policySet';
+import { hfPromptIds } from '../policies/hf';
 import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
 import { runRollouts } from '../rollout/orchestrator';
@@ -73,8 +74,9 @@ export interface HfEvalModel {
 }
 
 /**
- * A Hugging Face model plays every member: each member's prompt is one user turn through the
- * model's chat template, all pending members of the chunk are sampled as one batch per lockstep
+ * A Hugging Face model plays every member: each member's prompt goes through the model's chat
+ * template as training renders it (the role's system instructions, then the state as the user
+ * turn; workflow.enableThinking), all pending members of the chunk are sampled as one batch per lockstep
  * round (eval temperature, rollout.maxNewTokens, the folder's stop ids), and the decoded text
  * (special tokens dropped) goes to the workflow's parsers. Tokens are the model's own.
  */
@@ -89,9 +91,9 @@ export function hfRunner(m: HfEvalModel, config: RunConfig): EpisodeRunner {
     let round = 0;
     runLockstep(episodes, (requests) => {
       markEnded();
-      const prompts = requests.map(
-        ({ member }) => m.tokenizer.applyChatTemplate([{ role: 'user', content: member.prompt }], { addGenerationPrompt: true }).ids,
-      );
+      // The messages training renders (policies/hf.ts promptIds): the role's system instructions, then the state.
+      const enableThinking = config.workflow.enableThinking ?? undefined;
+      const prompts = requests.map(({ member }) => hfPromptIds(m.tokenizer, member.instruction, member.prompt, enableThinking));
       const rows = sampleHf(m.model, prompts, {
         maxNewTokens: config.rollout.maxNewTokens,
         temperature: config.eval.temperature,
