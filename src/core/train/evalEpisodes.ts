@@ -19,6 +19,7 @@ import type { RunConfig } from '../config';
 import { memberKey, type SampledMember } from '../rollout/orchestrator';
 import type { EpisodeRecord, EventRecord, MemberRecord } from '../store/records';
 import type { EpisodeResult } from '../workflows/types';
+import { playedMember } from './stepRecord';
 
 /** One played evaluation episode with what the record needs beside the workflow's result. */
 export interface PlayedEvalEpisode {
@@ -38,18 +39,7 @@ function memberRecords(ev: EpisodeResult['events'][number], sampled: PlayedEvalE
   return ev.members.map((m) => {
     const s = sampled?.get(memberKey(ev.eventId, m.memberIndex));
     return {
-      memberIndex: m.memberIndex,
-      role: m.role,
-      policyId: s?.policyId ?? '',
-      policyVersion: s?.policyVersion ?? 0,
-      prompt: m.prompt,
-      output: m.output,
-      valid: m.parse.valid,
-      parseError: m.parse.valid ? null : m.parse.error,
-      promptTokens: Int32Array.from(s?.promptTokens ?? []),
-      outputTokens: Int32Array.from(s?.outputTokens ?? []),
-      logpOld: Float32Array.from(s?.logp ?? []),
-      mask: Uint8Array.from(s?.outputTokens ?? [], () => 1),
+      ...playedMember(m, s),
       logRatio: null,
       logpCur: null,
     };

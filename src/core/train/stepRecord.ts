@@ -10,6 +10,34 @@ import type { RolloutBatch } from '../rollout/orchestrator';
 import type { EpisodeRecord, EventRecord, MemberRecord } from '../store/records';
 import type { StepData } from './stepData';
 import type { UpdateResult } from './update';
+import type { EpisodeResult } from '../workflows/types';
+
+/** What a member played, in the sampler's terms: who sampled it, its token ids and their log-probs (absent for a scripted runner). */
+export interface PlayedSample {
+  policyId: string;
+  policyVersion: number;
+  promptTokens: ArrayLike<number>;
+  outputTokens: ArrayLike<number>;
+  logp: ArrayLike<number>;
+}
+
+/** The fields of a member record that the play determines (training and evaluation alike); the update's fields are the caller's. */
+export function playedMember(m: EpisodeResult['events'][number]['members'][number], s: PlayedSample | undefined): Omit<MemberRecord, 'logRatio' | 'logpCur'> {
+  return {
+    memberIndex: m.memberIndex,
+    role: m.role,
+    policyId: s?.policyId ?? '',
+    policyVersion: s?.policyVersion ?? 0,
+    prompt: m.prompt,
+    output: m.output,
+    valid: m.parse.valid,
+    parseError: m.parse.valid ? null : m.parse.error,
+    promptTokens: Int32Array.from(s?.promptTokens ?? []),
+    outputTokens: Int32Array.from(s?.outputTokens ?? []),
+    logpOld: Float32Array.from(s?.logp ?? []),
+    mask: Uint8Array.from(s?.outputTokens ?? [], () => 1),
+  };
+}
 
 /** Episode records of the training split, with events, members and (optionally) tokens. */
 export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared: PreparedBatch, update: UpdateResult | null, G: number): EpisodeRecord[] {
@@ -27,18 +55,7 @@ export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared:
         const s = i !== undefined ? data.members[i] : undefined;
         const j = i !== undefined ? preparedOfSource.get(i) : undefined;
         return {
-          memberIndex: m.memberIndex,
-          role: m.role,
-          policyId: s?.policyId ?? '',
-          policyVersion: s?.policyVersion ?? 0,
-          prompt: m.prompt,
-          output: m.output,
-          valid: m.parse.valid,
-          parseError: m.parse.valid ? null : m.parse.error,
-          promptTokens: Int32Array.from(s?.promptTokens ?? []),
-          outputTokens: Int32Array.from(s?.outputTokens ?? []),
-          logpOld: Float32Array.from(s?.logpOld ?? []),
-          mask: Uint8Array.from(s?.outputTokens ?? [], () => 1),
+          ...playedMember(m, s && { ...s, logp: s.logpOld }),
           logRatio: j !== undefined ? (update?.memberLogRatios.get(j) ?? null) : null,
           logpCur: j !== undefined ? (update?.memberLogpCur.get(j) ?? null) : null,
         };
