@@ -28,6 +28,7 @@ import { corpusProgressLine, type CorpusProgress } from '../core/data/corpusInde
 import { initBackend } from '../core/models/backend';
 import { LabStore } from '../core/store';
 import { acquireLease, describeLease, getLease, leaseHolder, LeaseKeeper, releaseLease } from '../core/store/leases';
+import { isFinalStatus, type FinalStatus } from '../shared/records';
 import { Trainer } from '../core/train/trainer';
 import { EngineControl, StopRequested } from './control';
 
@@ -41,7 +42,7 @@ export interface EngineRequest {
 }
 
 export interface EngineResult {
-  status: Extract<EngineStatus, 'completed' | 'stopped' | 'failed'>;
+  status: Extract<EngineStatus, FinalStatus>;
   error?: string;
 }
 
@@ -89,7 +90,7 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     }
   };
   const setStatus = (status: EngineStatus, error?: string): void => {
-    const ended = status === 'completed' || status === 'stopped' || status === 'failed';
+    const ended = isFinalStatus(status);
     store.updateRun(req.runId, { status, error: error ?? null, endedAt: ended ? Date.now() : null });
     send({ type: 'status', status, ...(error !== undefined ? { error } : {}) });
   };

@@ -32,6 +32,18 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export type StoredRunStatus = Exclude<RunStatus, 'queued'>;
 /** Statuses a run can be resumed from (with its checkpoint and exact-resume state). */
 export const RESUMABLE_STATUSES: readonly RunStatus[] = ['interrupted', 'stopped', 'failed'];
+/** The statuses an engine ends a run with. */
+export const FINAL_STATUSES = ['completed', 'stopped', 'failed'] as const satisfies readonly StoredRunStatus[];
+export type FinalStatus = (typeof FINAL_STATUSES)[number];
+export const isFinalStatus = (s: string): s is FinalStatus => (FINAL_STATUSES as readonly string[]).includes(s);
+
+/**
+ * The status a run shows (runs list, run page, suite tables alike): `queued` while it holds a live
+ * queued lease and no engine of this host runs it, else its stored status.
+ */
+export function shownStatus(stored: StoredRunStatus, queued: boolean, active = false): RunStatus {
+  return queued && !active ? 'queued' : stored;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Written by the trainer (one step's episodes, through the store's StepRecord)

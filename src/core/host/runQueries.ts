@@ -14,6 +14,7 @@ import type { EpisodeDetail, EventDetail, EventPage, LabStore, MetricPoint, RunR
 import { liveLeases } from '../store/leases';
 import type { LabContext } from './labContext';
 import { tokenTextFor, type TokenText } from './tokenText';
+import { shownStatus } from '../../shared/records';
 
 /** A metric value as the wire carries it: NaN and +-Infinity as null. */
 export const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
@@ -45,7 +46,7 @@ export function runSummary(ctx: LabContext, r: RunRecord, queued: ReadonlySet<nu
     id: r.id,
     name: r.name,
     preset: r.preset,
-    status: queued.has(r.id) && !active ? 'queued' : r.status,
+    status: shownStatus(r.status, queued.has(r.id), active),
     workflow: r.workflow,
     objective: r.algorithm,
     backend: r.backend,

@@ -20,7 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import type { RunConfig } from '../config';
 import { resolveRunConfig } from '../config';
 import type { LabStore, RunRecord, StoredRunStatus } from '../store';
-import { RESUMABLE_STATUSES } from '../../shared/records';
+import { isFinalStatus, RESUMABLE_STATUSES } from '../../shared/records';
 import {
   acquireLease,
   assertNoLiveLease,
@@ -165,7 +165,7 @@ export function launchRun(runId: number, mode: EngineMode, options: LaunchOption
   const enginePid = engine.pid;
   let finalStatus = false;
   engine.onMessage((msg) => {
-    if (msg.type === 'status' && ['completed', 'stopped', 'failed'].includes(msg.status)) finalStatus = true;
+    if (msg.type === 'status' && isFinalStatus(msg.status)) finalStatus = true;
     options.onMessage?.(msg);
   });
   const done = new Promise<RunOutcome>((resolve) => {

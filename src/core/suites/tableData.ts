@@ -10,6 +10,7 @@ import type { SuiteDetail, SuiteEntry, SuiteSummary, SuiteTableRun } from '../..
 import { buildSuiteTable } from '../../shared/suites';
 import type { LabStore } from '../store';
 import { getSuite, listSuites, suiteCells, type StoredSuite } from '../store/suites';
+import { shownStatus } from '../../shared/records';
 
 function entries(store: LabStore, suiteId: number, queued: ReadonlySet<number>): SuiteEntry[] {
   return suiteCells(store.db, suiteId).map((c) => {
@@ -19,7 +20,7 @@ function entries(store: LabStore, suiteId: number, queued: ReadonlySet<number>):
       label: c.label,
       seed: c.seed,
       runId: run ? run.id : null,
-      status: !run ? 'pending' : queued.has(run.id) && run.status === 'created' ? 'queued' : run.status,
+      status: !run ? 'pending' : shownStatus(run.status, queued.has(run.id)),
       lastStep: run ? run.lastStep : -1,
       steps: run ? ((run.config as { steps?: number }).steps ?? 0) : 0,
     };
