@@ -12,10 +12,15 @@
  * points instead of redrawing. The map lives in a shallowRef (never deep-reactive: thousands of
  * point objects would each get a proxy).
  *
+ * A reopened dashboard draws at once: the series a run's dashboard last showed are kept (a few
+ * runs, at the maxPoints they were fetched at) and seed the next open, which fetches them again
+ * and replaces only the series that changed meanwhile (stale-while-revalidate; a completed run's
+ * charts are then drawn once). A first open, or one at another chart width, fetches as before.
+ *
  * useRunsSeries is the same for several runs at once (CompareView), over keys that can grow.
  */
 import { shallowRef, watch, type Ref } from 'vue';
-import type { LabPush, SeriesMap } from '../../../shared/api';
+import type { LabPush, SeriesMap, SeriesPoint } from '../../../shared/api';
 import { appendLivePoint, compactSeries } from '../../../shared/seriesWindow';
 import { labClient } from '../api/client';
 import { usePushes } from './usePushes';
@@ -25,18 +30,37 @@ export const MAX_POINTS = 1000;
 /** Keys per metricSeries call (the API's limit). */
 const KEYS_PER_CALL = 64;
 
+/** The series each run's dashboard last drew, by run id, most recent last (LAST_DRAWN_RUNS at most). */
+const lastDrawn = new Map<number, { maxPoints: number; series: SeriesMap }>();
+const LAST_DRAWN_RUNS = 8;
+
+function remember(runId: number, maxPoints: number, series: SeriesMap): void {
+  lastDrawn.delete(runId);
+  lastDrawn.set(runId, { maxPoints, series });
+  if (lastDrawn.size > LAST_DRAWN_RUNS) lastDrawn.delete(lastDrawn.keys().next().value!);
+}
+
+/** Same points (step, value, wall time) in the same order. */
+function samePoints(a: readonly SeriesPoint[], b: readonly SeriesPoint[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i].step !== b[i].step || a[i].value !== b[i].value || a[i].wallTime !== b[i].wallTime) return false;
+  return true;
+}
+
 /** One run's series: the fetched overview plus live points. */
 function runSeries(runId: () => number, keys: () => string[], maxPoints: () => number, changed: () => void = () => undefined) {
   const series = shallowRef<SeriesMap>({});
   const error = shallowRef<string | null>(null);
   /** Keys requested and not yet answered (so a second call while one is in flight asks for nothing twice). */
   const pending = new Set<string>();
+  /** Keys drawn from the last open's series and not yet fetched again. */
+  const stale = new Set<string>();
   let generation = 0;
   /** maxPoints of the last fetch: the compaction target (read once, not per push: it measures the layout). */
   let target = 0;
 
   async function load() {
-    const want = keys().filter((k) => !(k in series.value) && !pending.has(k));
+    const want = keys().filter((k) => (!(k in series.value) || stale.has(k)) && !pending.has(k));
     if (!want.length) return;
     const gen = generation;
     const id = runId();
@@ -52,11 +76,17 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
       // Live points that arrived while the fetch was in flight are already in the store's answer,
       // or come after it: keep those the answer does not have.
       const next: SeriesMap = { ...series.value };
+      let any = false;
       for (const [k, pts] of Object.entries(got)) {
         const live = next[k] ?? [];
         const last = pts.length ? pts[pts.length - 1].step : -1;
-        next[k] = live.length ? [...pts, ...live.filter((p) => p.step > last)] : pts;
+        const merged = live.length ? [...pts, ...live.filter((p) => p.step > last)] : pts;
+        // A series drawn from the last open that has not changed keeps its array (no redraw).
+        if (stale.delete(k) && live.length && samePoints(merged, live)) continue;
+        next[k] = merged;
+        any = true;
       }
+      if (!any) return;
       series.value = next;
       changed();
     } catch (e) {
@@ -69,9 +99,17 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
     }
   }
 
+  /** Draws a run's last-shown series at once; `load` fetches them again (stale-while-revalidate). */
+  function seed(from: SeriesMap) {
+    series.value = { ...from };
+    for (const k of Object.keys(from)) stale.add(k);
+    changed();
+  }
+
   function reset() {
     generation++;
     pending.clear();
+    stale.clear();
     series.value = {};
     error.value = null;
     changed();
@@ -94,7 +132,7 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
     }
   }
 
-  return { series, error, load, reset, onPoints };
+  return { series, error, load, reset, seed, onPoints, target: () => target };
 }
 
 export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints: () => number = () => MAX_POINTS) {
@@ -107,11 +145,18 @@ export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints:
   watch(
     [runId, keys],
     ([id], [oldId]) => {
-      if (id !== oldId) one.reset();
+      if (id !== oldId) {
+        one.reset();
+        const last = lastDrawn.get(id);
+        if (last && last.maxPoints === maxPoints()) one.seed(last.series);
+      }
       void one.load();
     },
     { immediate: true },
   );
+  watch(one.series, (s) => {
+    if (one.target() > 0 && Object.keys(s).length) remember(runId.value, one.target(), s);
+  });
 
   usePushes(
     (p) => {

@@ -1,0 +1,64 @@
+// The dashboard's series (src/renderer/src/composables/useRunSeries.ts): a reopened run draws its
+// last-shown series at once and fetches them again, replacing only what changed
+// (stale-while-revalidate); another chart width, or a first open, waits for the fetch.
+import { effectScope, ref } from 'vue';
+import { describe, expect, it, vi } from 'vitest';
+import type { SeriesMap, SeriesPoint } from '../../src/shared/api';
+
+const server: { data: SeriesMap; calls: string[][] } = { data: {}, calls: [] };
+
+vi.mock('../../src/renderer/src/api/client', () => ({
+  labClient: () => ({
+    metricSeries: async ({ keys }: { keys: string[] }) => {
+      server.calls.push(keys);
+      return Object.fromEntries(keys.map((k) => [k, server.data[k] ?? []]));
+    },
+    subscribe: () => () => undefined,
+  }),
+}));
+
+const { useRunSeries } = await import('../../src/renderer/src/composables/useRunSeries');
+
+const pts = (...values: number[]): SeriesPoint[] => values.map((value, step) => ({ step, value, wallTime: 1000 + step }));
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+function open(runId: number, maxPoints = 100) {
+  const scope = effectScope();
+  const out = scope.run(() => useRunSeries(ref(runId), ref(['a', 'b']), () => maxPoints))!;
+  return { series: out.series, close: () => scope.stop() };
+}
+
+describe('useRunSeries: reopening a run', () => {
+  it('draws the last-shown series at once, then keeps the arrays the fetch confirms and replaces the one that changed', async () => {
+    server.data = { a: pts(1, 2, 3), b: pts(4, 5) };
+    const first = open(11);
+    expect(first.series.value).toEqual({}); // a first open waits for the fetch
+    await settle();
+    const shownA = first.series.value.a;
+    expect(shownA).toEqual(pts(1, 2, 3));
+    first.close();
+
+    server.data = { a: pts(1, 2, 3), b: pts(4, 5, 6) }; // b grew while the dashboard was closed
+    server.calls = [];
+    const again = open(11);
+    expect(again.series.value.a).toBe(shownA); // drawn before any answer
+    expect(again.series.value.b).toEqual(pts(4, 5));
+    await settle();
+    expect(server.calls.flat().sort()).toEqual(['a', 'b']); // both fetched again
+    expect(again.series.value.a).toBe(shownA); // unchanged: the same array, no redraw
+    expect(again.series.value.b).toEqual(pts(4, 5, 6));
+    again.close();
+  });
+
+  it('at another chart width (maxPoints) it does not reuse the last series', async () => {
+    server.data = { a: pts(7), b: pts(8) };
+    const first = open(12, 100);
+    await settle();
+    first.close();
+    const wider = open(12, 200);
+    expect(wider.series.value).toEqual({});
+    await settle();
+    expect(wider.series.value.a).toEqual(pts(7));
+    wider.close();
+  });
+});
