@@ -117,8 +117,9 @@ function reportFigures(data: ReportData, n: number): string {
     .join('\n');
 }
 
-function evalTableRows(data: ReportData) {
-  return evalTable(
+/** The evaluation table of the reports (each run's last evaluation, grouped over seeds): header and rows of plain text, and n. */
+function evaluationTable(data: ReportData): { head: string[]; rows: string[][]; n: number | 'n' } {
+  const et = evalTable(
     data.runs.map((r) => ({
       runId: r.run.id,
       name: r.run.name,
@@ -128,6 +129,19 @@ function evalTableRows(data: ReportData) {
       steps: r.run.steps,
     })),
   );
+  const n = et.rows[0]?.n || 'n';
+  return {
+    n,
+    head: ['config', 'seeds', 'evaluated at', ...et.benchmarks.flatMap((b) => [`${b} Avg@${n}`, `${b} Pass@${n}`]), `macro Avg@${n}`, `macro Pass@${n}`],
+    rows: et.rows.map((r) => [
+      r.label,
+      r.seeds.join(' '),
+      evalAt(r),
+      ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
+      formatMeanStd(r.macro.avg),
+      formatMeanStd(r.macro.pass),
+    ]),
+  };
 }
 
 const runLine = (r: RunDetail) => [
@@ -152,25 +166,8 @@ export function htmlReport(data: ReportData): string {
       : `SRPO Lab report: runs ${data.runs.map((r) => r.run.id).join(', ')}`;
   const table = (head: string[], rows: (string | number)[][]) =>
     `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(String(h))}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
-  const et = evalTableRows(data);
-  const n = et.rows[0]?.n || 'n';
-  const evalHead = [
-    'config',
-    'seeds',
-    'evaluated at',
-    ...et.benchmarks.flatMap((b) => [`${b} Avg@${n}`, `${b} Pass@${n}`]),
-    `macro Avg@${n}`,
-    `macro Pass@${n}`,
-  ];
-  const evalRows = et.rows.map((r) => [
-    r.label,
-    r.seeds.join(' '),
-    evalAt(r),
-    ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
-    formatMeanStd(r.macro.avg),
-    formatMeanStd(r.macro.pass),
-  ]);
-  const charts = reportFigures(data, Number(n) || 0);
+  const evalTab = evaluationTable(data);
+  const charts = reportFigures(data, Number(evalTab.n) || 0);
   const diff = data.runs.length > 1 ? configsDiff(data.runs.map((r) => r.run.config)) : [];
   const configs = data.runs
     .map(
@@ -223,7 +220,7 @@ ${data.suite ? suiteSectionHtml(data.suite) : ''}
   )}</div>
 <p><small>Training ended by: ${escapeHtml(data.runs.map(endedByLine).join('; '))}.</small></p>
 <h2>Evaluation (each run's last: final unless marked, mean ± sample std over seeds, %)</h2>
-<div class="nowrap">${table(evalHead, evalRows)}</div>
+<div class="nowrap">${table(evalTab.head, evalTab.rows)}</div>
 <h2>Curves</h2>
 <div class="charts">
 ${charts}
@@ -249,7 +246,6 @@ export function markdownReport(data: ReportData): string {
   const row = (cells: (string | number | MdCell)[]) => `| ${cells.map(cell).join(' | ')} |`;
   const tableMd = (head: string[], rows: (string | number | MdCell)[][]) =>
     [row(head), `| ${head.map(() => '---').join(' | ')} |`, ...rows.map(row)].join('\n');
-  const et = evalTableRows(data);
   const out: string[] = [
     `# SRPO Lab report: ${data.runs.map((r) => `run ${r.run.id} (${escapeMarkdown(r.run.name)})`).join(', ')}`,
     '',
@@ -267,26 +263,8 @@ export function markdownReport(data: ReportData): string {
   );
   out.push('', `Training ended by: ${escapeMarkdown(data.runs.map(endedByLine).join('; '))}.`);
   out.push('', "## Evaluation (each run's last: final unless marked, %, mean ± sample std over seeds)", '');
-  out.push(
-    tableMd(
-      [
-        'config',
-        'seeds',
-        'evaluated at',
-        ...et.benchmarks.flatMap((b) => [`${b} Avg@${et.rows[0]?.n || 'n'}`, `${b} Pass@${et.rows[0]?.n || 'n'}`]),
-        `macro Avg@${et.rows[0]?.n || 'n'}`,
-        `macro Pass@${et.rows[0]?.n || 'n'}`,
-      ],
-      et.rows.map((r) => [
-        r.label,
-        r.seeds.join(' '),
-        evalAt(r),
-        ...et.benchmarks.flatMap((b) => [formatMeanStd(r.cells[b]?.avg), formatMeanStd(r.cells[b]?.pass)]),
-        formatMeanStd(r.macro.avg),
-        formatMeanStd(r.macro.pass),
-      ]),
-    ),
-  );
+  const evalTab = evaluationTable(data);
+  out.push(tableMd(evalTab.head, evalTab.rows));
   out.push('', '## Last values', '');
   const keys = REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length));
   out.push(
