@@ -48,6 +48,30 @@ interface Evaluated {
 
 type Out = (line: string) => void;
 
+/**
+ * A run's checkpoint (`--checkpoint STEP`, else the last) and its folder on disk, with the run's
+ * stored config (unresolved): errors name the run, the steps that exist, or the missing folder.
+ */
+function runCheckpoint(args: ParsedArgs, runId: number) {
+  const { store, dbPath } = openLabForReading(args);
+  try {
+    const run = getRunOrThrow(store, runId, dbPath);
+    const all = store.checkpoints(runId);
+    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
+    const wanted = args.options.checkpoint;
+    const ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
+    if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
+    const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
+    if (!existsSync(dir))
+      throw new Error(
+        `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
+      );
+    return { ckpt, dir, dbPath, storedConfig: run.config };
+  } finally {
+    store.close();
+  }
+}
+
 /** Who plays the roles: one entry per source; each evaluates `config` and says what it used. */
 const POLICY_SOURCES = {
   gold: async (config: RunConfig, _args: ParsedArgs, envOptions: EnvironmentOptions): Promise<Evaluated> => {
@@ -56,23 +80,7 @@ const POLICY_SOURCES = {
   },
   run: async (config: RunConfig, args: ParsedArgs, envOptions: EnvironmentOptions, out: Out): Promise<Evaluated> => {
     const runId = positiveInt(args.options.run, '--run');
-    const { store, dbPath } = openLabForReading(args);
-    let ckpt;
-    try {
-      getRunOrThrow(store, runId, dbPath);
-      const all = store.checkpoints(runId);
-      if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
-      const wanted = args.options.checkpoint;
-      ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
-      if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
-    } finally {
-      store.close();
-    }
-    const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-    if (!existsSync(dir))
-      throw new Error(
-        `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
-      );
+    const { ckpt, dir } = runCheckpoint(args, runId);
     const backend = await initBackend({ requested: config.backend });
     const env = buildEnvironment(config, { ...envOptions, purpose: 'eval' });
     const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
@@ -248,28 +256,8 @@ export async function evalCommand(args: ParsedArgs, out: Out): Promise<void> {
 /** `eval RUN [--checkpoint STEP]`: a run's checkpoint with the run's own eval settings. */
 async function evalRunCheckpoint(args: ParsedArgs, out: Out): Promise<void> {
   const runId = runArg(args, 'eval');
-  const { store, dbPath } = openLabForReading(args);
-  let ckpt;
-  let config;
-  try {
-    const run = getRunOrThrow(store, runId, dbPath);
-    config = resolveRunConfig(run.config);
-    const all = store.checkpoints(runId);
-    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
-    const wanted = args.options.checkpoint;
-    if (wanted === undefined) ckpt = all[all.length - 1];
-    else {
-      ckpt = all.find((c) => String(c.step) === wanted);
-      if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
-    }
-  } finally {
-    store.close();
-  }
-  const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-  if (!existsSync(dir))
-    throw new Error(
-      `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
-    );
+  const { ckpt, dir, storedConfig, dbPath } = runCheckpoint(args, runId);
+  const config = resolveRunConfig(storedConfig);
   const backend = await initBackend({ requested: config.backend });
   const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
   try {

@@ -9,6 +9,7 @@
  * Tests: test/core/models/checkpoint.test.ts (bit-exact round trip, each corruption).
  */
 import * as fs from 'node:fs';
+import { readJsonFile } from '../util/jsonFile';
 import * as path from 'node:path';
 import { parameterShapes, resolveModelConfig, type ModelConfig } from './config';
 import { decodeSafetensors, encodeSafetensors, type NamedArray } from './safetensors';
@@ -27,20 +28,6 @@ export function saveCheckpoint(dir: string, model: Transformer, tokenizer: CharT
   fs.writeFileSync(path.join(dir, CHECKPOINT_FILES.tokenizer), JSON.stringify(tokenizer.toJSON()) + '\n');
 }
 
-function readJson(file: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`${file}: cannot read (${(err as Error).message})`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file}: not JSON (${(err as Error).message})`);
-  }
-}
-
 export interface LoadedCheckpoint {
   config: ModelConfig;
   tokenizer: CharTokenizer;
@@ -54,13 +41,13 @@ export function readCheckpoint(dir: string): LoadedCheckpoint {
   const configFile = path.join(dir, CHECKPOINT_FILES.config);
   let config: ModelConfig;
   try {
-    config = resolveModelConfig(readJson(configFile));
+    config = resolveModelConfig(readJsonFile(configFile));
   } catch (err) {
     const msg = (err as Error).message;
     throw new Error(msg.startsWith(configFile) ? msg : `${configFile}: ${msg}`);
   }
   const tokFile = path.join(dir, CHECKPOINT_FILES.tokenizer);
-  const tokenizer = CharTokenizer.fromJSON(readJson(tokFile), tokFile);
+  const tokenizer = CharTokenizer.fromJSON(readJsonFile(tokFile), tokFile);
   if (tokenizer.vocabSize !== config.vocabSize)
     throw new Error(`${configFile}: vocabSize ${config.vocabSize} does not match ${tokFile} (${tokenizer.vocabSize} tokens)`);
   const wFile = path.join(dir, CHECKPOINT_FILES.weights);

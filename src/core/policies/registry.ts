@@ -12,8 +12,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isHfModelFolder, type RunConfig } from '../config';
-
-export { isHfModelFolder };
 import { currentBackend } from '../models/backend';
 import { readHfConfig } from '../models/hf/config';
 import type { HfAdapterConfig } from '../models/hf/model';

@@ -18,6 +18,7 @@
  * Tests: test/core/models/hf/config.test.ts (fixtures written by both transformers 4.57 and 5.18).
  */
 import * as fs from 'node:fs';
+import { readJsonFile } from '../../util/jsonFile';
 import * as path from 'node:path';
 import {
   HF_ARCHITECTURES,
@@ -270,20 +271,6 @@ export function parseHfConfig(json: unknown, file: string): HfModelConfig {
     bosTokenId: bos[0] ?? null,
     eosTokenIds: field.ids(json, 'eos_token_id', arch.eosTokenId),
   };
-}
-
-function readJsonFile(file: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`${file}: cannot read (${(err as Error).message})`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file}: not JSON (${(err as Error).message})`);
-  }
 }
 
 /** Reads `dir/config.json`. */

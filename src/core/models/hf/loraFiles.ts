@@ -15,6 +15,7 @@
  * Tests: test/core/models/hf/loraFiles.test.ts.
  */
 import * as fs from 'node:fs';
+import { readJsonFile } from '../../util/jsonFile';
 import * as path from 'node:path';
 import { openTensorSource } from './safetensorsFile';
 import type { HfModelConfig, LoraAdapterConfig, LoraPair } from './types';
@@ -42,12 +43,7 @@ const KEY = /^base_model\.model\.(model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z
 
 function readJson(file: string): Record<string, unknown> {
   if (!fs.existsSync(file)) throw new Error(`${file}: missing (a peft LoRA adapter folder holds ${ADAPTER_CONFIG_FILE} and ${ADAPTER_WEIGHTS_FILE})`);
-  let json: unknown;
-  try {
-    json = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new Error(`${file}: not JSON (${(err as Error).message})`);
-  }
+  const json = readJsonFile(file);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`${file}: not a JSON object`);
   return json as Record<string, unknown>;
 }
