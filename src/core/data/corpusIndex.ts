@@ -17,11 +17,13 @@
  * with the settings before them: 1.3x the passages per CPU-second at 500k passages. The tokenizer
  * is not traded for speed (porter costs ~30%): ranking stays the in-memory Bm25Retriever's (same
  * tokenizer and query words, bm25 with the title weighted 2). Repeated searches come from a cache.
- * What bounds the rate is FTS5's insert (tokenizing, the pending-term hash, segment writes): ~30-38k
- * passages per CPU-second on these machines with the passages already parsed, on the one thread
- * that owns the connection. Parsing in a worker thread takes 1.13x less of that thread's CPU (the
- * same CPU in all); tried and not kept: multi-row INSERTs (0.85x), FTS5 pgsz 16k / 64k (no change),
- * columnsize=0 and detail=column / none (they change bm25 or slow every query).
+ * What bounds the rate is FTS5's insert on the one thread that owns the connection (profile: 30% the
+ * pending-term hash, 11% porter, 3% unicode61, then segment writes): 51-55k passages/s on an idle
+ * 2-core machine at 200k passages, 46k/s at 3M. Parsing in a worker thread takes 1.15x less of that
+ * thread's CPU (the same CPU in all); tried and not kept: multi-row INSERTs (0.85x), FTS5 pgsz
+ * 16k / 64k, hashsize 4-8 MiB, 10k-passage segments, no merging (all within noise), columnsize=0
+ * and detail=column / none (they change bm25 or slow every query), stemming in JavaScript on the
+ * worker (no faster than FTS5's own porter): docs/BENCHMARK_FILES.md has the figures.
  * Node-only (fs, better-sqlite3). Speed: `npm run bench -- corpus` (goal >= 50k passages/s).
  * Tested by test/core/data/corpusIndex.test.ts (a kill -9 mid-build included) and
  * test/engine/corpusProgress.test.ts (progress logged by an engine).
