@@ -7,9 +7,12 @@
  *
  * Dtypes (decision): written as F32 only (the models train in float32 and a round trip must be
  * bit-exact); read: F32, and F16 / BF16 widened to float32 (files from other tools). Any other
- * dtype is an error naming it. Every malformed input is an Error naming the source and tensor.
- * Tests: test/core/models/checkpoint.test.ts.
+ * dtype is an error naming it. Every malformed input is an Error naming the source and tensor;
+ * the header is parsed and validated by safetensorsHeader.ts (shared with hf/safetensorsFile.ts).
+ * Tests: test/core/models/checkpoint.test.ts, test/core/models/safetensorsHeader.test.ts.
  */
+
+import { parseHeader, readHeaderLength } from './safetensorsHeader';
 
 export interface NamedArray {
   shape: number[];
@@ -92,50 +95,11 @@ export interface DecodedSafetensors {
 
 /** Parses and validates a safetensors byte buffer; `source` (a file name) goes into every error. */
 export function decodeSafetensors(bytes: Uint8Array, source: string): DecodedSafetensors {
-  const fail = (msg: string): never => {
-    throw new Error(`${source}: ${msg}`);
-  };
-  if (bytes.length < 8) fail(`truncated: ${bytes.length} bytes, shorter than the 8-byte header length`);
+  const ctx = { source, reader: 'lab', dtypes: SAFETENSORS_DTYPES, fileSize: bytes.length } as const;
+  const n = readHeaderLength(bytes.subarray(0, 8), ctx);
+  const { dataStart, entries, metadata } = parseHeader(bytes.subarray(8, 8 + n), ctx);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const n = Number(view.getBigUint64(0, true));
-  if (n > bytes.length - 8) fail(`truncated or corrupt: header length ${n} exceeds the ${bytes.length - 8} bytes after it`);
-  let header: unknown;
-  try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + n)));
-  } catch (err) {
-    fail(`header is not JSON (${(err as Error).message})`);
-  }
-  if (!header || typeof header !== 'object' || Array.isArray(header)) fail('header is not a JSON object');
-  const dataStart = 8 + n;
-  const dataLength = bytes.length - dataStart;
   const tensors = new Map<string, NamedArray>();
-  let metadata: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(header as Record<string, unknown>)) {
-    if (name === '__metadata__') {
-      const ok = entry && typeof entry === 'object' && Object.values(entry).every((v) => typeof v === 'string');
-      if (!ok) fail('__metadata__ must map strings to strings');
-      metadata = entry as Record<string, string>;
-      continue;
-    }
-    const e = entry as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    const where = `tensor "${name}"`;
-    if (!e || typeof e !== 'object') fail(`${where}: entry is not an object`);
-    if (typeof e.dtype !== 'string' || !Object.hasOwn(SAFETENSORS_DTYPES, e.dtype)) {
-      fail(`${where}: unknown or unsupported dtype ${JSON.stringify(e.dtype)} (readable: ${Object.keys(SAFETENSORS_DTYPES).join(', ')})`);
-    }
-    const codec = SAFETENSORS_DTYPES[e.dtype as SafetensorsDtype];
-    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
-      fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
-    const shape = e.shape as number[];
-    const offs = e.data_offsets;
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0))
-      fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
-    const [begin, end] = offs as [number, number];
-    const count = shape.reduce((a, b) => a * b, 1);
-    if (end < begin || end > dataLength) fail(`${where}: data_offsets [${begin}, ${end}] out of range (data section is ${dataLength} bytes; file truncated?)`);
-    if (end - begin !== count * codec.bytes)
-      fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${e.dtype} needs ${count * codec.bytes}`);
-    tensors.set(name, { shape, data: codec.read(view, dataStart + begin, count) });
-  }
+  for (const e of entries) tensors.set(e.name, { shape: e.shape, data: SAFETENSORS_DTYPES[e.dtype].read(view, dataStart + e.begin, e.count) });
   return { tensors, metadata };
 }

@@ -5,12 +5,13 @@
  * header is validated before anything is returned); each tensor is read on demand with positioned
  * reads (`fs.readSync` at an offset: `fs.readFile` refuses files over 2 GiB and would hold the
  * whole checkpoint in memory) and widened to float32 with the codecs of ../safetensors.ts.
+ * Each header is parsed and validated by ../safetensorsHeader.ts (shared with the lab's reader).
  *
  * Errors name the file and the tensor: a missing file, a header that is not JSON, data_offsets
- * past the end of the file (truncated), a dtype other than F32/BF16/F16, an index naming a
- * missing shard or a tensor its shard lacks, a tensor listed twice (in one header or in two
- * shards). File descriptors stay open until `close()` (and are closed when opening fails
- * half-way).
+ * past the end of the file (truncated) or overlapping another tensor's, a dtype other than
+ * F32/BF16/F16, an index naming a missing shard or a tensor its shard lacks, a tensor listed
+ * twice (in one header or in two shards). File descriptors stay open until `close()` (and are
+ * closed when opening fails half-way).
  *
  * Not here: which tensors an architecture needs (weights.ts). Tests:
  * test/core/models/hf/safetensorsFile.test.ts.
@@ -18,13 +19,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SAFETENSORS_DTYPES } from '../safetensors';
+import { parseHeader, readHeaderLength } from '../safetensorsHeader';
 import { HF_WEIGHT_DTYPES, type HfWeightDtype, type TensorEntry, type TensorSource } from './types';
 
 export const WEIGHTS_FILE = 'model.safetensors';
 export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json';
 
-/** The safetensors reference implementation refuses headers over 100 MB; so do we. */
-const MAX_HEADER_BYTES = 100_000_000;
 /** Largest single readSync (Node caps one read near 2 GiB). */
 const READ_CHUNK = 1 << 30;
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -52,103 +52,33 @@ function readAt(f: OpenFile, into: Uint8Array, position: number): void {
   }
 }
 
-/**
- * The first key that occurs twice at the top level of a JSON object text, or null. JSON.parse
- * keeps the last of duplicate keys silently; a header naming one tensor twice is corrupt.
- */
-export function duplicateTopLevelKey(text: string): string | null {
-  const seen = new Set<string>();
-  let depth = 0;
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      if (depth === 1 && expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (seen.has(key)) return key;
-        seen.add(key);
-        expectKey = false;
-      }
-      i = j;
-    } else if (ch === '{' || ch === '[') {
-      depth++;
-      expectKey = depth === 1 && ch === '{';
-    } else if (ch === '}' || ch === ']') depth--;
-    else if (ch === ',' && depth === 1) expectKey = true;
-  }
-  return null;
-}
+/** The readable dtypes with their codecs, in the order errors list them. */
+const HF_CODECS = Object.fromEntries(HF_WEIGHT_DTYPES.map((d) => [d, SAFETENSORS_DTYPES[d]])) as Pick<typeof SAFETENSORS_DTYPES, HfWeightDtype>;
 
-/** Reads and validates one file's header; returns its tensors (not yet read). */
+/** Reads and validates one file's header (safetensorsHeader.ts); returns its tensors (not yet read). */
 function readHeader(f: OpenFile): TensorEntry[] {
-  const fail = (msg: string): never => {
-    throw new Error(`${f.file}: ${msg}`);
-  };
-  const size = fs.fstatSync(f.fd).size;
-  if (size < 8) fail(`truncated: ${size} bytes, shorter than the 8-byte header length`);
-  const lenBytes = new Uint8Array(8);
-  readAt(f, lenBytes, 0);
-  const n = Number(new DataView(lenBytes.buffer).getBigUint64(0, true));
-  if (n > size - 8) fail(`truncated or not a safetensors file: header length ${n} exceeds the ${size - 8} bytes after it`);
-  if (n > MAX_HEADER_BYTES) fail(`header of ${n} bytes exceeds the ${MAX_HEADER_BYTES}-byte limit`);
-  const headerBytes = new Uint8Array(n);
-  readAt(f, headerBytes, 8);
-  let header: unknown;
-  let headerText = '';
-  try {
-    headerText = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
-    header = JSON.parse(headerText);
-  } catch (err) {
-    fail(`header is not JSON (${(err as Error).message})`);
-  }
-  if (!header || typeof header !== 'object' || Array.isArray(header)) fail('header is not a JSON object');
-  const twice = duplicateTopLevelKey(headerText);
-  if (twice !== null) fail(`tensor "${twice}" is listed twice in the header`);
-  const dataStart = 8 + n;
-  const dataLength = size - dataStart;
-  const entries: TensorEntry[] = [];
-  for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
-    if (name === '__metadata__') continue;
-    const where = `tensor "${name}"`;
-    const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    if (!e || typeof e !== 'object') fail(`${where}: entry is not an object`);
-    if (typeof e.dtype !== 'string' || !(HF_WEIGHT_DTYPES as readonly string[]).includes(e.dtype)) {
-      fail(`${where}: unsupported dtype ${JSON.stringify(e.dtype)} (readable: ${HF_WEIGHT_DTYPES.join(', ')})`);
-    }
-    const dtype = e.dtype as HfWeightDtype;
-    if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isInteger(d) && d >= 0))
-      fail(`${where}: shape ${JSON.stringify(e.shape)} is not a list of sizes`);
-    const shape = e.shape as number[];
-    const offs = e.data_offsets;
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0))
-      fail(`${where}: data_offsets ${JSON.stringify(offs)} is not [begin, end]`);
-    const [begin, end] = offs as [number, number];
-    const codec = SAFETENSORS_DTYPES[dtype];
-    const count = shape.reduce((a, b) => a * b, 1);
-    if (end < begin) fail(`${where}: data_offsets [${begin}, ${end}] end before they begin`);
-    if (end > dataLength) fail(`${where}: truncated: data_offsets [${begin}, ${end}] run past the end of the data section (${dataLength} bytes)`);
-    if (end - begin !== count * codec.bytes)
-      fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${dtype} needs ${count * codec.bytes}`);
-    entries.push({
-      name,
-      dtype,
-      shape,
-      file: f.file,
-      read: () => {
-        if (dtype === 'F32' && LITTLE_ENDIAN_HOST) {
-          const out = new Float32Array(count);
-          readAt(f, new Uint8Array(out.buffer), dataStart + begin);
-          return out;
-        }
-        const bytes = new Uint8Array(end - begin);
-        readAt(f, bytes, dataStart + begin);
-        return codec.read(new DataView(bytes.buffer), 0, count);
-      },
-    });
-  }
-  return entries;
+  const ctx = { source: f.file, reader: 'hf', dtypes: HF_CODECS, fileSize: fs.fstatSync(f.fd).size } as const;
+  const prefix = new Uint8Array(Math.min(8, ctx.fileSize));
+  readAt(f, prefix, 0);
+  const json = new Uint8Array(readHeaderLength(prefix, ctx));
+  readAt(f, json, 8);
+  const { dataStart, entries } = parseHeader(json, ctx);
+  return entries.map(({ name, dtype, shape, begin, end, count }) => ({
+    name,
+    dtype,
+    shape,
+    file: f.file,
+    read: () => {
+      if (dtype === 'F32' && LITTLE_ENDIAN_HOST) {
+        const out = new Float32Array(count);
+        readAt(f, new Uint8Array(out.buffer), dataStart + begin);
+        return out;
+      }
+      const bytes = new Uint8Array(end - begin);
+      readAt(f, bytes, dataStart + begin);
+      return HF_CODECS[dtype].read(new DataView(bytes.buffer), 0, count);
+    },
+  }));
 }
 
 function openFile(file: string, opened: OpenFile[], referrer?: string): OpenFile {
