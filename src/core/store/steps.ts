@@ -34,8 +34,8 @@ const INSERT_METRIC = 'INSERT INTO metrics (run_id, key, step, value, wall_time)
 const INSERT_EPISODE = `INSERT INTO episodes (run_id, step, key, split, task_id, benchmark, rollout, final_answer,
   reward, correct, generated_tokens, calls, tool_calls, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_EVENT = `INSERT INTO events (episode_id, run_id, step, key, seq, kind, state_id, group_key, expected_k,
-  member_count, invalid_members, complete, drop_reason, reward, advantage, log_ratio, ratio, clipped)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  member_count, invalid_members, complete, drop_reason, reward, advantage, log_ratio, ratio, clipped, split)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_MEMBER = `INSERT INTO members (event_id, run_id, step, member_index, role, policy_id, policy_version,
   valid, parse_error, log_ratio, prompt_len, output_len, prompt, output, prompt_tokens, output_tokens, logp_old, mask, logp_cur)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -109,7 +109,8 @@ function insertMember(db: LabDb, eventId: number, runId: number, step: number, m
   );
 }
 
-function insertEvent(db: LabDb, episodeId: number, runId: number, step: number, ev: EventRecord, tokens: boolean): void {
+/** `split` is the episode's: events carry it (migration 6) so the trace list filters on an index. */
+function insertEvent(db: LabDb, episodeId: number, runId: number, step: number, split: EpisodeRecord['split'], ev: EventRecord, tokens: boolean): void {
   const info = db.stmt(INSERT_EVENT).run(
     episodeId,
     runId,
@@ -129,6 +130,7 @@ function insertEvent(db: LabDb, episodeId: number, runId: number, step: number, 
     nullable(ev.logRatio),
     nullable(ev.ratio),
     ev.clipped,
+    split,
   );
   const eventId = Number(info.lastInsertRowid);
   for (const m of ev.members) {
@@ -162,7 +164,7 @@ function insertEpisode(db: LabDb, runId: number, step: number, ep: EpisodeRecord
   const episodeId = Number(info.lastInsertRowid);
   for (const ev of ep.events) {
     try {
-      insertEvent(db, episodeId, runId, step, ev, tokens);
+      insertEvent(db, episodeId, runId, step, ep.split, ev, tokens);
     } catch (e) {
       annotate(e, `event "${ev.key}"`);
     }

@@ -124,9 +124,21 @@ function whereClause(runId: number, f: EventFilter): { sql: string; params: Reco
   if (f.complete !== undefined) add('e.complete = :complete', 'complete', +f.complete);
   if (f.parseFailures === true) add('e.invalid_members > 0');
   else if (f.parseFailures === false) add('e.invalid_members = 0');
-  if (f.split !== undefined) add('(SELECT p.split FROM episodes p WHERE p.id = e.episode_id) = :split', 'split', f.split);
+  if (f.split !== undefined) add('e.split = :split', 'split', f.split); // the episode's split (migration 6); see eventsTable
   return { sql: clauses.join(' AND '), params };
 }
+
+/**
+ * The list's and count's table. With a split (the viewer always sends one) the read must go
+ * through events_by_split (migration 6): equal on (run_id, split), then in (step, id) order, it
+ * reads only matching rows. Without statistics (nothing runs ANALYZE) SQLite's default estimates
+ * tie it with events_by_step as soon as two terms bound the step (fromStep and toStep, or a step
+ * bound and the page cursor), and the tie goes to the narrower events_by_step, which walks the
+ * other split's events too (a split=eval page from step 500 read every training event up to the
+ * next evaluation). The tie cannot be broken with a unary `+`: both indexes need the step terms.
+ * INDEXED BY makes it a requirement; eventSplit.test.ts checks the plans.
+ */
+const eventsTable = (f: EventFilter): string => (f.split === undefined ? 'events e' : 'events e INDEXED BY events_by_split');
 
 /** One page of event summaries matching `filter`, in (step, id) order. */
 export function listEvents(db: LabDb, runId: number, filter: EventFilter = {}, page: EventPageRequest): EventPage {
@@ -138,7 +150,7 @@ export function listEvents(db: LabDb, runId: number, filter: EventFilter = {}, p
   if (page.after) Object.assign(params, { afterStep: page.after.step, afterId: page.after.id });
   params.limit = page.limit + 1; // one extra row says whether a next page exists
   const rows = db
-    .stmt<[Record<string, unknown>], EventRow>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE ${sql}${after} ORDER BY e.step, e.id LIMIT :limit`)
+    .stmt<[Record<string, unknown>], EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${eventsTable(filter)} WHERE ${sql}${after} ORDER BY e.step, e.id LIMIT :limit`)
     .all(params);
   const events = rows.slice(0, page.limit).map(toSummary);
   const last = events[events.length - 1];
@@ -148,7 +160,10 @@ export function listEvents(db: LabDb, runId: number, filter: EventFilter = {}, p
 /** How many events match `filter` (for "n events" in the trace list; scans the matches). */
 export function countEvents(db: LabDb, runId: number, filter: EventFilter = {}): number {
   const { sql, params } = whereClause(runId, filter);
-  return db.stmt(`SELECT count(*) FROM events e WHERE ${sql}`).pluck().get(params) as number;
+  return db
+    .stmt(`SELECT count(*) FROM ${eventsTable(filter)} WHERE ${sql}`)
+    .pluck()
+    .get(params) as number;
 }
 
 /** One event with its members (tokens decoded when the step stored them); null if absent. */

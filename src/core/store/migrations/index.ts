@@ -10,6 +10,7 @@ import * as m002 from './002_member_logp_cur';
 import * as m003 from './003_run_ids_never_reused';
 import * as m004 from './004_run_leases';
 import * as m005 from './005_suites';
+import * as m006 from './006_event_split';
 
 export interface Migration {
   version: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: '003_run_ids_never_reused', up: m003.up },
   { version: 4, name: '004_run_leases', up: m004.up },
   { version: 5, name: '005_suites', up: m005.up },
+  { version: 6, name: '006_event_split', up: m006.up },
 ];
 
 /** The schema version this code writes: the number of the last migration. */
