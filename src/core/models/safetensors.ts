@@ -12,7 +12,7 @@
  * Tests: test/core/models/checkpoint.test.ts, test/core/models/safetensorsHeader.test.ts.
  */
 
-import { parseHeader, readHeaderLength } from './safetensorsHeader';
+import { encodeHeader, parseHeader, readHeaderLength, type HeaderLayoutEntry } from './safetensorsHeader';
 
 export interface NamedArray {
   shape: number[];
@@ -63,23 +63,17 @@ export type SafetensorsDtype = keyof typeof SAFETENSORS_DTYPES;
 
 /** Serialises float32 tensors (in the map's order) plus optional string metadata. */
 export function encodeSafetensors(tensors: ReadonlyMap<string, NamedArray>, metadata?: Record<string, string>): Uint8Array {
-  const header: Record<string, unknown> = {};
-  if (metadata) header.__metadata__ = metadata;
-  let offset = 0;
+  const layout: HeaderLayoutEntry[] = [];
   for (const [name, t] of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (n !== t.data.length) throw new Error(`safetensors: tensor "${name}" has ${t.data.length} values for shape [${t.shape}]`);
-    header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + 4 * n] };
-    offset += 4 * n;
+    layout.push({ name, dtype: 'F32', shape: t.shape, bytes: 4 * n });
   }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
-  const headerBytes = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + headerBytes.length + offset);
+  const header = encodeHeader(layout, metadata);
+  const out = new Uint8Array(header.length + layout.reduce((a, t) => a + t.bytes, 0));
   const view = new DataView(out.buffer);
-  view.setBigUint64(0, BigInt(headerBytes.length), true);
-  out.set(headerBytes, 8);
-  let pos = 8 + headerBytes.length;
+  out.set(header, 0);
+  let pos = header.length;
   for (const t of tensors.values()) {
     if (LITTLE_ENDIAN_HOST) out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), pos);
     else t.data.forEach((v, i) => view.setFloat32(pos + 4 * i, v, true));

@@ -203,3 +203,34 @@ function refuseOverlaps(entries: HeaderEntry<string>[], fail: (msg: string) => n
     if (!reach || e.end > reach.end) reach = e;
   }
 }
+
+/** A tensor as a writer lays it out: its bytes follow the previous tensor's in the data section. */
+export interface HeaderLayoutEntry {
+  name: string;
+  dtype: string;
+  shape: readonly number[];
+  bytes: number;
+}
+
+/**
+ * The bytes a writer puts before the data section, the one encoder of both writers (safetensors.ts
+ * `encodeSafetensors`, hf/saveModel.ts): the u64 little-endian length, then the JSON header
+ * (`__metadata__` first when given, then the tensors in the order given, each span after the last)
+ * padded with spaces so the data starts 8-byte aligned, as transformers writes it.
+ */
+export function encodeHeader(tensors: readonly HeaderLayoutEntry[], metadata?: Record<string, string>): Uint8Array {
+  const header: Record<string, unknown> = {};
+  if (metadata) header.__metadata__ = metadata;
+  let offset = 0;
+  for (const t of tensors) {
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + t.bytes] };
+    offset += t.bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
+  const text = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + text.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  return out;
+}

@@ -34,6 +34,7 @@ import { f32ToBf16 } from './bf16';
 import { WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from './safetensorsFile';
 import type { HfModelConfig, LoraPair, TensorEntry, TensorSource } from './types';
 import { checkWeights } from './weights';
+import { encodeHeader } from '../safetensorsHeader';
 
 /** The dtypes a merged model is written in. */
 export type ExportDtype = 'BF16' | 'F32';
@@ -199,29 +200,19 @@ export function planShards<T extends { bytes: number }>(tensors: T[], maxShardBy
   return shards;
 }
 
-/** The safetensors header (8-byte length + JSON padded to 8-byte alignment) for tensors in order. */
-function encodeHeader(tensors: PlannedTensor[], dtype: ExportDtype): Uint8Array {
-  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
-  let offset = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + t.bytes] };
-    offset += t.bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
-  const text = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + text.length);
-  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
-  out.set(text, 8);
-  return out;
-}
-
 /** One shard: header first, then each tensor read, merged, converted and appended in turn. */
 function writeShard(file: string, tensors: PlannedTensor[], dtype: ExportDtype, lora: Map<string, LoraPair>): void {
   const codec = EXPORT_DTYPES[dtype];
   const fd = fs.openSync(file, 'wx');
   try {
-    writeAll(fd, encodeHeader(tensors, dtype), file);
+    writeAll(
+      fd,
+      encodeHeader(
+        tensors.map((t) => ({ name: t.name, dtype, shape: t.shape, bytes: t.bytes })),
+        { format: 'pt' },
+      ),
+      file,
+    );
     for (const t of tensors) {
       try {
         const values = t.entry.read(); // [count] float32
