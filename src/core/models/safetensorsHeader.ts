@@ -1,8 +1,10 @@
 /**
  * The safetensors header, parsed and validated once for both readers: the lab's in-memory decoder
  * (safetensors.ts `decodeSafetensors`) and the Hugging Face file reader (hf/safetensorsFile.ts,
- * positioned reads). Pure: the caller hands in the bytes it read (the 8-byte length prefix, then
- * the JSON) and the file's size; nothing here touches files or tensor data.
+ * positioned reads); and written by one encoder for both writers (`encodeHeader`: the lab's
+ * checkpoints and adapters, hf/saveModel.ts's merged export). Pure: the caller hands in the bytes
+ * it read (the 8-byte length prefix, then the JSON) and the file's size; nothing here touches
+ * files or tensor data.
  *
  * Checks, in this order, each an Error `${source}: ...` naming the tensor where there is one:
  * file shorter than 8 bytes; header length past the end of the file, or over 100 MB (the
