@@ -15,9 +15,12 @@
  * ratios), main_thread_cpu_inline_vs_worker (the inserting thread's CPU time, inline over worker:
  * the worker's wall-time gain where a second core is free), parse_share (the inline parse's CPU
  * over the inline build's), hash_s, parse_only_per_s,
- * worker_read_per_s, mb_per_s, index bytes per passage, query_ms (median top-k query of frequent
- * words on the built index), query_rare_ms (a question of rarer words), query_repeat_ms (a repeated
- * search, from the index's cache) and the load average when the builds started and ended.
+ * worker_read_per_s, mb_per_s, index bytes per passage, query_ms (median top-k search() of
+ * frequent words on the built index: the pruned top-k of corpusTopK.ts where it proves its answer,
+ * else the plain FTS5 query), query_rare_ms (a question of rarer words), query_question_ms (a rare,
+ * a mid and a frequent word), each beside its *_plain_ms (the plain query alone) and speedups
+ * (plain over search()), query_repeat_ms (a repeated search, from the index's cache) and the load
+ * average when the builds started and ended.
  * Run: `npm run bench -- corpus` (CORPUS_BENCH_PASSAGES=N to change the size; default 200k).
  */
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -34,14 +37,16 @@ const ROUNDS = Number(process.env.CORPUS_BENCH_ROUNDS ?? 2);
 const WORDS = 100;
 const VOCAB = 50_000;
 
+/** The vocabulary, most frequent first. */
+const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'zen', 'tor', 'vel', 'qui', 'dar', 'sol', 'bri', 'nox', 'pel', 'mar', 'tis', 'gor', 'fen', 'ul', 'ash', 'rin'];
+const vocab = Array.from({ length: VOCAB }, (_, i) => {
+  let s = '';
+  for (let n = i + 1; n > 0; n = Math.floor(n / SYLLABLES.length)) s += SYLLABLES[n % SYLLABLES.length];
+  return s;
+});
+
 async function writeCorpus(path: string): Promise<void> {
   const rng = createRng('corpus-bench');
-  const syll = ['ka', 'lo', 'mi', 'ra', 'zen', 'tor', 'vel', 'qui', 'dar', 'sol', 'bri', 'nox', 'pel', 'mar', 'tis', 'gor', 'fen', 'ul', 'ash', 'rin'];
-  const vocab = Array.from({ length: VOCAB }, (_, i) => {
-    let s = '';
-    for (let n = i + 1; n > 0; n = Math.floor(n / syll.length)) s += syll[n % syll.length];
-    return s;
-  });
   // Zipf-like: index = floor(VOCAB ^ u) - 1 puts most draws on the frequent words.
   const word = (): string => vocab[Math.min(VOCAB - 1, Math.floor(Math.pow(VOCAB, rng.next())) - 1)];
   const out = createWriteStream(path);
@@ -116,20 +121,39 @@ async function main(): Promise<void> {
     // 14-88% of the passages); a question of rarer words (in 0-7%) is the common case.
     // Each round asks for a different k, so no search is answered from the index's cache (the
     // work is the same: every match is scored whatever the k); query_repeat_ms is a cached repeat.
-    const timeQueries = (queries: string[], round = (r: number) => 5 + r): number => {
+    // search() is the pruned top-k (corpusTopK.ts) where it can prove its answer, else the plain
+    // query; searchPlain() is the plain query alone (FTS5 scores every match): same answers.
+    const timeQueries = (queries: string[], round = (r: number) => 5 + r, plain = false): number => {
       const times: number[] = [];
       for (let r = 0; r < 10; r++) {
         for (const q of queries) {
           const tq = performance.now();
-          built.search(q, round(r));
+          if (plain) built.searchPlain(q, round(r));
+          else built.search(q, round(r));
           times.push(performance.now() - tq);
         }
       }
       return median(times);
     };
     const frequent = ['kalo mira zen', 'tor vel qui dar sol', 'bri nox pel', 'mar tis gor fen ul'];
+    const rare = ['which torvel river solbri', 'where was kalozen born'];
+    // Questions: a rare word (the name), a mid-frequency one and a frequent one, by vocabulary rank.
+    const questions = [
+      [3_000, 200, 5],
+      [8_000, 500, 20],
+      [15_000, 150, 2],
+      [6_000, 1_000, 40],
+    ].map(([a, b, c]) => `which ${vocab[a]} ${vocab[b]} ${vocab[c]} was born`);
+    const queryPlainMs = timeQueries(frequent, undefined, true);
     const queryMs = timeQueries(frequent);
-    const queryRareMs = timeQueries(['which torvel river solbri', 'where was kalozen born']);
+    const queryRarePlainMs = timeQueries(rare, undefined, true);
+    const queryRareMs = timeQueries(rare);
+    const queryQuestionPlainMs = timeQueries(questions, undefined, true);
+    const pruned0 = built.pruning?.stats.pruned ?? 0;
+    const searched0 = pruned0 + (built.pruning?.stats.fallback ?? 0);
+    const queryQuestionMs = timeQueries(questions);
+    const questionsPruned =
+      ((built.pruning?.stats.pruned ?? 0) - pruned0) / ((built.pruning?.stats.pruned ?? 0) + (built.pruning?.stats.fallback ?? 0) - searched0);
     const queryRepeatMs = timeQueries(frequent, () => 5);
     built.close();
     headline('corpus', {
@@ -151,7 +175,16 @@ async function main(): Promise<void> {
       mb_per_s: mb / buildS,
       index_bytes_per_passage: bytes / PASSAGES,
       query_ms: queryMs,
+      query_plain_ms: queryPlainMs,
       query_rare_ms: queryRareMs,
+      query_rare_plain_ms: queryRarePlainMs,
+      query_question_ms: queryQuestionMs,
+      query_question_plain_ms: queryQuestionPlainMs,
+      // Plain time over search() time (> 1: the pruned top-k is faster), and the share of the
+      // question searches it answered (the rest fell back to the plain query).
+      query_speedup: queryPlainMs / queryMs,
+      query_question_speedup: queryQuestionPlainMs / queryQuestionMs,
+      query_question_pruned_share: questionsPruned,
       query_repeat_ms: queryRepeatMs,
       load_avg: load0,
       load_avg_end: load1,

@@ -17,6 +17,9 @@
  * with the settings before them: 1.3x the passages per CPU-second at 500k passages. The tokenizer
  * is not traded for speed (porter costs ~30%): ranking stays the in-memory Bm25Retriever's (same
  * tokenizer and query words, bm25 with the title weighted 2). Repeated searches come from a cache.
+ * A search is first tried by corpusTopK.ts, an exact top-k that skips most postings and falls
+ * back to the plain FTS5 query (`searchPlain`, the reference) whenever it cannot prove its answer;
+ * ties are ranked by rowid in both, and in Bm25Retriever.
  * What bounds the rate is FTS5's insert on the one thread that owns the connection (profile: 30% the
  * pending-term hash, 11% porter, 3% unicode61, then segment writes): 51-55k passages/s on an idle
  * 2-core machine at 200k passages, 46k/s at 3M. Parsing in a worker thread takes 1.15x less of that
@@ -34,6 +37,7 @@ import Database from 'better-sqlite3';
 import { fileSha256 } from './datasetTasks';
 import { readPassageBatches, type CorpusReaderName } from './corpusReader';
 import { toFtsQuery, type SearchHit, type SearchTool } from './retriever';
+import { CorpusTopK, matchWords, type CorpusTopKOptions } from './corpusTopK';
 import type { CorpusProgress } from '../../shared/corpusProgress';
 
 export { streamPassages } from './corpusReader';
@@ -51,6 +55,8 @@ export interface CorpusIndexOptions {
   titleWeight?: number;
   /** How the file is read (corpusReader.ts): parsed in a worker thread (default) or on this one. */
   reader?: CorpusReaderName;
+  /** Settings of the pruned top-k (corpusTopK.ts), or false for the plain FTS5 query alone. */
+  pruning?: CorpusTopKOptions | false;
 }
 
 const TOKENIZER = "tokenize = 'porter unicode61 remove_diacritics 2'";
@@ -65,9 +71,16 @@ const CACHED_QUERIES = 2048;
 
 export class CorpusIndex implements SearchTool {
   private readonly stmt: Database.Statement<[number, string, number], { pid: string; title: string; text: string; score: number }>;
+  private readonly rowStmt: Database.Statement<[number], { pid: string; title: string; text: string }>;
   private readonly cache = new Map<string, SearchHit[]>();
   /** Searches answered, and how many of them from the cache. */
   readonly stats = { searches: 0, cached: 0 };
+  /**
+   * The exact top-k that skips most postings (corpusTopK.ts; its `stats` count the searches it
+   * answered and those it left to the plain query), or null when this index cannot give what it
+   * needs (then every search is the plain query).
+   */
+  readonly pruning: CorpusTopK | null;
 
   constructor(
     private readonly db: Database.Database,
@@ -76,8 +89,35 @@ export class CorpusIndex implements SearchTool {
     /** Whether this call built the index (false: an existing one was opened). */
     readonly built: boolean,
     private readonly titleWeight: number,
+    pruningOptions: CorpusTopKOptions | false = {},
   ) {
-    this.stmt = db.prepare('SELECT pid, title, text, -bm25(passages, 0, ?, 1) AS score FROM passages WHERE passages MATCH ? ORDER BY score DESC LIMIT ?');
+    // Ties by rowid, in both paths (and in Bm25Retriever), so that the two answers are one order.
+    this.stmt = db.prepare(
+      'SELECT pid, title, text, -bm25(passages, 0, ?, 1) AS score FROM passages WHERE passages MATCH ? ORDER BY score DESC, rowid LIMIT ?',
+    );
+    this.rowStmt = db.prepare('SELECT pid, title, text FROM passages WHERE rowid = ?');
+    let pruning: CorpusTopK | null = null;
+    try {
+      if (pruningOptions) pruning = new CorpusTopK(db, titleWeight, pruningOptions);
+    } catch {
+      // No averages record or no fts5vocab / ln() in this SQLite: the plain query answers alone.
+    }
+    this.pruning = pruning;
+  }
+
+  /**
+   * The plain FTS5 query (every posting of every query word scored): the reference the pruned
+   * search is tested against, and its fallback. No cache.
+   */
+  searchPlain(query: string, k: number): SearchHit[] {
+    const match = toFtsQuery(query);
+    const limit = Math.max(0, Math.floor(k));
+    if (match === null || limit === 0) return [];
+    return this.plain(match, limit);
+  }
+
+  private plain(match: string, limit: number): SearchHit[] {
+    return this.stmt.all(this.titleWeight, match, limit).map((r) => ({ id: r.pid, title: r.title, text: r.text, score: r.score }));
   }
 
   search(query: string, k: number): SearchHit[] {
@@ -91,7 +131,14 @@ export class CorpusIndex implements SearchTool {
       this.stats.cached++;
       this.cache.delete(key); // set again below: now the most recent
     } else {
-      hits = this.stmt.all(this.titleWeight, match, limit).map((r) => ({ id: r.pid, title: r.title, text: r.text, score: r.score }));
+      const top = this.pruning?.search(matchWords(match), limit);
+      hits = top
+        ? top.map(({ rowid, score }) => {
+            const r = this.rowStmt.get(rowid);
+            if (!r) throw new Error(`corpus index ${this.path}: row ${rowid} was ranked but has no content`);
+            return { id: r.pid, title: r.title, text: r.text, score };
+          })
+        : this.plain(match, limit);
     }
     this.cache.set(key, hits);
     if (this.cache.size > CACHED_QUERIES) this.cache.delete(this.cache.keys().next().value!);
@@ -99,6 +146,7 @@ export class CorpusIndex implements SearchTool {
   }
 
   close(): void {
+    this.pruning?.close();
     if (this.db.open) this.db.close();
   }
 }
@@ -148,7 +196,7 @@ export function openCorpusIndex(path: string, options: CorpusIndexOptions): Corp
   mkdirSync(options.dir, { recursive: true });
   const final = corpusIndexPath(options.dir, sha256);
   const existing = openComplete(final);
-  if (existing) return new CorpusIndex(existing.db, final, existing.passages, false, titleWeight);
+  if (existing) return new CorpusIndex(existing.db, final, existing.passages, false, titleWeight, options.pruning);
   removeStaleBuilds(options.dir, final);
   const tmp = `${final}.tmp-${process.pid}-${Date.now().toString(36)}`;
   let passages: number;
@@ -161,7 +209,7 @@ export function openCorpusIndex(path: string, options: CorpusIndexOptions): Corp
   }
   const opened = openComplete(final);
   if (!opened) throw new Error(`corpus index ${final}: built but not readable`);
-  return new CorpusIndex(opened.db, final, passages, true, titleWeight);
+  return new CorpusIndex(opened.db, final, passages, true, titleWeight, options.pruning);
 }
 
 /**

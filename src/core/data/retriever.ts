@@ -75,7 +75,9 @@ export class Bm25Retriever implements SearchTool {
     this.size = size;
     this.built = built;
     const table = tableName(hash);
-    this.stmt = db.prepare(`SELECT pid, title, text, -bm25(${table}, 0, ?, 1) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC LIMIT ?`);
+    this.stmt = db.prepare(
+      `SELECT pid, title, text, -bm25(${table}, 0, ?, 1) AS score FROM ${table} WHERE ${table} MATCH ? ORDER BY score DESC, rowid LIMIT ?`,
+    );
   }
 
   /** Open (building if needed) the index of `corpus`. */
