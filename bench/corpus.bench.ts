@@ -31,6 +31,7 @@ import { corpusIndexPath, corpusProgressLine, openCorpusIndex, streamPassages, t
 import { CORPUS_READER_NAMES, readPassageBatches, type CorpusReaderName } from '../src/core/data/corpusReader';
 import { fileSha256 } from '../src/core/data/datasetTasks';
 import { headline, median } from './lib';
+import { syllableVocabulary } from '../test/core/data/syllableVocabulary';
 
 const PASSAGES = Number(process.env.CORPUS_BENCH_PASSAGES ?? 200_000);
 const ROUNDS = Number(process.env.CORPUS_BENCH_ROUNDS ?? 2);
@@ -38,12 +39,7 @@ const WORDS = 100;
 const VOCAB = 50_000;
 
 /** The vocabulary, most frequent first. */
-const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'zen', 'tor', 'vel', 'qui', 'dar', 'sol', 'bri', 'nox', 'pel', 'mar', 'tis', 'gor', 'fen', 'ul', 'ash', 'rin'];
-const vocab = Array.from({ length: VOCAB }, (_, i) => {
-  let s = '';
-  for (let n = i + 1; n > 0; n = Math.floor(n / SYLLABLES.length)) s += SYLLABLES[n % SYLLABLES.length];
-  return s;
-});
+const vocab = syllableVocabulary(VOCAB);
 
 async function writeCorpus(path: string): Promise<void> {
   const rng = createRng('corpus-bench');

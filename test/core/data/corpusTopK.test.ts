@@ -18,17 +18,12 @@ import { openCorpusIndex, toFtsQuery, type CorpusIndex } from '../../../src/core
 import { CorpusTerms, readVarint } from '../../../src/core/data/corpusTerms';
 import { CorpusTopK, matchWords, type CorpusTopKOptions, type TopKHit } from '../../../src/core/data/corpusTopK';
 import { createRng } from '../../../src/core/data/prng';
+import { syllableVocabulary } from './syllableVocabulary';
 
 const PASSAGES = 30_000;
 const WORDS = 40;
 const VOCAB = 20_000;
-const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'zen', 'tor', 'vel', 'qui', 'dar', 'sol', 'bri', 'nox', 'pel', 'mar', 'tis', 'gor', 'fen', 'ul', 'ash', 'rin'];
-/** Word i of the vocabulary (0: the most frequent), as the bench spells them. */
-const vocab = Array.from({ length: VOCAB }, (_, i) => {
-  let s = '';
-  for (let n = i + 1; n > 0; n = Math.floor(n / SYLLABLES.length)) s += SYLLABLES[n % SYLLABLES.length];
-  return s;
-});
+const vocab = syllableVocabulary(VOCAB);
 const UNICODE_WORDS = ['café', 'Ünïcode', 'naïve', 'résumé', 'Straße', 'Ελλάδα', 'Москва', '東京', 'façade', 'über'];
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-topk-'));
