@@ -12,8 +12,8 @@
  * (JSON.parse keeps the last silently); `__metadata__` not an object of strings; per tensor, in
  * header order: entry not an object, dtype outside the reader's set, shape not a list of sizes,
  * data_offsets not [begin, end], end before begin, end past the data section, a span that
- * disagrees with shape x dtype size; then, where the reader refuses them, two tensors sharing a
- * byte. The dtype set (with bytes per element) is passed in by each reader.
+ * disagrees with shape x dtype size; then two tensors sharing a byte. The dtype set (with bytes
+ * per element) is passed in by each reader.
  *
  * The readers grew apart before they shared this, and tests pin each one's words, so the faults
  * they worded differently take their words from HEADER_READERS. Not checked, though the reference
@@ -33,12 +33,6 @@ interface HeaderWording {
   unsupportedDtype: (dtype: string, readable: string) => string;
   endBeforeBegin: (begin: number, end: number, dataLength: number) => string;
   endPastData: (begin: number, end: number, dataLength: number) => string;
-  /**
-   * Whether two tensors sharing a byte is an error. The lab reader allows it:
-   * test/core/models/checkpoint.test.ts pins an entry that aliases another's bytes as failing
-   * later, in checkpoint.ts, with "is not a parameter".
-   */
-  refuseOverlaps: boolean;
 }
 
 const labOutOfRange = (begin: number, end: number, dataLength: number): string =>
@@ -50,14 +44,12 @@ export const HEADER_READERS = {
     unsupportedDtype: (dtype, readable) => `unknown or unsupported dtype ${dtype} (readable: ${readable})`,
     endBeforeBegin: labOutOfRange,
     endPastData: labOutOfRange,
-    refuseOverlaps: false,
   },
   hf: {
     headerPastEnd: (n, after) => `truncated or not a safetensors file: header length ${n} exceeds the ${after} bytes after it`,
     unsupportedDtype: (dtype, readable) => `unsupported dtype ${dtype} (readable: ${readable})`,
     endBeforeBegin: (begin, end) => `data_offsets [${begin}, ${end}] end before they begin`,
     endPastData: (begin, end, dataLength) => `truncated: data_offsets [${begin}, ${end}] run past the end of the data section (${dataLength} bytes)`,
-    refuseOverlaps: true,
   },
 } satisfies Record<HeaderReader, HeaderWording>;
 
@@ -191,7 +183,7 @@ export function parseHeader<D extends string>(json: Uint8Array, ctx: HeaderConte
     if (end - begin !== bytes) fail(`${where}: data_offsets span ${end - begin} bytes, shape [${shape}] of ${dtype} needs ${bytes}`);
     entries.push({ name, dtype, shape, begin, end, count });
   }
-  if (wording.refuseOverlaps) refuseOverlaps(entries, fail);
+  refuseOverlaps(entries, fail);
   return { dataStart, entries, metadata };
 }
 
