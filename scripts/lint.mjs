@@ -1,0 +1,37 @@
+// `npm run lint`: ESLint (eslint.config.mjs) and `prettier --check` side by side, each in its own
+// process, so the lint takes about as long as ESLint alone on two cores (measured: 42.7 s one after
+// the other, ~30 s together). Each tool's output is printed whole, in a block, when it ends;
+// the exit code is 1 when either fails. Arguments are not passed on: it always lints the tree.
+// Tested by running it: CI's lint step is this script (.ci/run).
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+/** A package's command-line entry, from its package.json `bin` (their `exports` do not list it). */
+const binOf = (pkg) => {
+  const manifest = require.resolve(`${pkg}/package.json`);
+  const { bin } = require(manifest);
+  return join(dirname(manifest), typeof bin === 'string' ? bin : bin[pkg]);
+};
+const tools = [
+  { name: 'eslint', bin: binOf('eslint'), args: ['.'] },
+  { name: 'prettier', bin: binOf('prettier'), args: ['--check', '.'] },
+];
+
+const run = ({ name, bin, args }) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    child.on('error', (err) => resolve({ name, code: 1, text: `${name}: ${err.message}\n` }));
+    child.on('close', (code) => resolve({ name, code: code ?? 1, text: Buffer.concat(out).toString() }));
+  });
+
+let failed = false;
+for (const result of await Promise.all(tools.map(run))) {
+  process.stdout.write(`> ${result.name}: ${result.code === 0 ? 'passed' : `failed (exit ${result.code})`}\n${result.text}`);
+  if (result.code !== 0) failed = true;
+}
+process.exit(failed ? 1 : 0);
