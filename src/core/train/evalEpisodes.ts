@@ -19,7 +19,7 @@ import type { RunConfig } from '../config';
 import { memberKey, type SampledMember } from '../rollout/orchestrator';
 import type { EpisodeRecord, EventRecord, MemberRecord } from '../store/records';
 import type { EpisodeResult } from '../workflows/types';
-import { playedMember } from './stepRecord';
+import { playedEvent, playedMember } from './stepRecord';
 
 /** One played evaluation episode with what the record needs beside the workflow's result. */
 export interface PlayedEvalEpisode {
@@ -56,15 +56,9 @@ export function evalEpisodeRecords(played: readonly PlayedEvalEpisode[], taskId:
     const events: EventRecord[] = r.events.map((ev) => {
       const complete = ev.members.length === ev.expectedK;
       return {
-        key: ev.eventId,
-        seq: ev.index,
-        kind: ev.kind,
-        stateId: ev.stateId,
-        group: ev.groupKey,
-        expectedK: ev.expectedK,
+        ...playedEvent(ev),
         complete,
         dropReason: complete ? null : `expected K=${ev.expectedK} members, found ${ev.members.length}`,
-        reward: ev.reward ?? 0,
         advantage: null,
         logRatio: null,
         ratio: null,

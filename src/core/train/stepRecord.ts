@@ -39,6 +39,11 @@ export function playedMember(m: EpisodeResult['events'][number]['members'][numbe
   };
 }
 
+/** An event record's fields that come from the played event alone, the same for training and evaluation episodes. */
+export function playedEvent(ev: EpisodeResult['events'][number]): Pick<EventRecord, 'key' | 'seq' | 'kind' | 'stateId' | 'group' | 'expectedK' | 'reward'> {
+  return { key: ev.eventId, seq: ev.index, kind: ev.kind, stateId: ev.stateId, group: ev.groupKey, expectedK: ev.expectedK, reward: ev.reward ?? 0 };
+}
+
 /** Episode records of the training split, with events, members and (optionally) tokens. */
 export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared: PreparedBatch, update: UpdateResult | null, G: number): EpisodeRecord[] {
   const eventIndex = new Map(prepared.events.map((e, i) => [e.id, i]));
@@ -61,15 +66,9 @@ export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared:
         };
       });
       return {
-        key: ev.eventId,
-        seq: ev.index,
-        kind: ev.kind,
-        stateId: ev.stateId,
-        group: ev.groupKey,
-        expectedK: ev.expectedK,
+        ...playedEvent(ev),
         complete: pe !== undefined,
         dropReason: dropped.get(ev.eventId) ?? null,
-        reward: ev.reward ?? 0,
         advantage: pe !== undefined ? prepared.events[pe].advantage : null,
         logRatio: outcome?.logRatio ?? null,
         ratio: outcome?.ratio ?? null,
