@@ -1,8 +1,12 @@
 /**
  * The text primitives of the reports (report.ts, reportSuite.ts, reportCsv.ts): user text escaped
  * for HTML and Markdown (no raw HTML, links or table cells can be injected), Markdown code spans,
- * significant-digit numbers, and CSV lines (RFC 4180 quoting, non-finite numbers as NaN). Pure,
- * browser-safe. Tested by test/shared/reportEscape.test.ts and through the reports' tests.
+ * significant-digit numbers, and CSV lines (RFC 4180 quoting, non-finite numbers as NaN, formula
+ * cells neutralised). csvCell is the one CSV cell writer of the lab: the metrics and events CSVs
+ * (reportCsv.ts: UI downloads, the API's exportReport, `srpo-lab export --format csv`, a chart
+ * panel's CSV) and the suite tables (reportSuite.ts: `csv-table`, `suite show --format csv`) all
+ * go through csvLines. Pure, browser-safe. Tested by test/shared/reportEscape.test.ts and
+ * test/shared/csvFormula.test.ts, and through the reports' tests.
  */
 
 export function escapeHtml(s: string): string {
@@ -30,11 +34,26 @@ export function markdownCode(s: string): string {
 export const fmt = (v: number | null | undefined, digits = 4): string =>
   v === null || v === undefined || !Number.isFinite(v) ? '–' : Number(v.toPrecision(digits)).toString();
 
-function csvCell(v: unknown): string {
-  const s = v === null || v === undefined ? '' : typeof v === 'number' && !Number.isFinite(v) ? 'NaN' : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+/** A string a spreadsheet reads as a number (kept as is: `-0.5` must stay a number, not text). */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** What makes a spreadsheet read a cell as a formula (OWASP "CSV injection"): = + - @ tab, CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. RFC 4180 quoting (a cell holding `"`, `,`, LF or CR is quoted, its quotes
+ * doubled); numbers as written (non-finite as NaN); text that a spreadsheet would evaluate as a
+ * formula (it starts with = + - @, a tab or a carriage return, and is not a plain number) gets a
+ * leading single quote and is always quoted, as OWASP's CSV injection page advises, so a row label
+ * `=HYPERLINK(...)` opens as the text it is.
+ */
+export function csvCell(v: unknown): string {
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'NaN';
+  const s = v === null || v === undefined ? '' : String(v);
+  if (FORMULA_START.test(s) && !PLAIN_NUMBER.test(s)) return `"'${s.replace(/"/g, '""')}"`;
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** CSV text: a header line, then one line per row, each cell through csvCell; ends with a newline. */
 export function csvLines(head: string[], rows: unknown[][]): string {
   return `${[head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n')}\n`;
 }
