@@ -14,6 +14,10 @@
  *   the Bearer header on the API.
  * Bodies: JSON only, at most 1 MiB (413), at most MAX_INPUT_DEPTH levels deep (400, measured on
  * the raw text before parsing), and no `__proto__`/`constructor`/`prototype` keys (400).
+ * Nothing a client sends ends the process: the request target is split without anything that
+ * throws (requestTarget.ts; only `/path?query` is accepted, else 400), the token is checked before
+ * the path is percent-decoded (a malformed escape is then 400), and every handler (request,
+ * upgrade, static) turns whatever it throws into an answer.
  *
  *   GET  /, /assets/...   the built renderer (out/renderer), strict CSP, no-referrer
  *   POST /api/<method>    JSON input -> ApiResult JSON (400 invalid input, 404 unknown method …)
@@ -21,10 +25,10 @@
  *
  * Not here: the API itself (src/core/host/labService.ts), the push sockets (websocket.ts), the input
  * guards (src/shared/inputGuards.ts). Tested by test/server/server.test.ts, origin.test.ts,
- * limits.test.ts and test/e2e/lab.test.ts.
+ * limits.test.ts, fuzz.test.ts and test/e2e/lab.test.ts.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -32,6 +36,7 @@ import type { Duplex } from 'node:stream';
 import { HTTP_STATUS, toApiError, type ApiResult } from '../shared/api';
 import { findForbiddenKey, forbiddenKeyMessage, jsonTextDepth, MAX_INPUT_DEPTH } from '../shared/inputGuards';
 import type { LabHost } from '../core/host/labHost';
+import { decodePath, parseRequestTarget, type RequestTarget } from './requestTarget';
 import { createPushSockets } from './websocket';
 
 /** The built renderer, relative to this file (src/server -> out/renderer). */
@@ -69,6 +74,11 @@ const TYPES: Record<string, string> = {
 };
 
 export const MAX_BODY = 1 << 20;
+
+/** A request the server could not read (a malformed escape, target or header): answered 400. */
+class BadRequest extends Error {}
+
+const STATUS_TEXT = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' } as const;
 
 /** The origins a page of this server has: the only ones allowed to call it from a browser. */
 export function ownOrigins(port: number): string[] {
@@ -150,7 +160,7 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
   const cookieName = () => `srpo_lab_${port}`;
 
   /** 'ok', or the status to refuse with and why. `upgrade`: a WebSocket handshake (an Origin is required). */
-  const check = (req: IncomingMessage, url: URL, upgrade: boolean): { status: 'ok' } | { status: 401 | 403; message: string } => {
+  const check = (req: IncomingMessage, target: RequestTarget, upgrade: boolean): { status: 'ok' } | { status: 401 | 403; message: string } => {
     const host = req.headers.host ?? '';
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return { status: 403, message: 'unexpected Host header' };
     const origin = req.headers.origin;
@@ -159,18 +169,27 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     if (upgrade && origin === undefined) return { status: 403, message: 'WebSocket upgrade without an Origin header refused' };
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : null;
-    const ok = sameToken(url.searchParams.get('token'), token) || sameToken(bearer, token) || sameToken(cookieValue(req, cookieName()), token);
+    const ok = sameToken(target.query.get('token'), token) || sameToken(bearer, token) || sameToken(cookieValue(req, cookieName()), token);
     return ok ? { status: 'ok' } : { status: 401, message: 'missing or wrong token: open the URL srpo-lab serve printed' };
   };
 
-  const refuse = (res: ServerResponse, status: 401 | 403 | 404 | 405 | 413, message: string) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...securityHeaders(port) });
-    res.end(JSON.stringify({ ok: false, error: { code: status === 401 || status === 403 ? 'unauthorized' : 'invalid_input', message } }));
+  /** Writes one JSON answer, unless the response is already under way or gone (then the socket is dropped). */
+  const sendJson = (res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}) => {
+    if (res.headersSent || res.destroyed) return void res.destroy();
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...extra, ...securityHeaders(port) });
+    res.end(text);
   };
 
-  const sendResult = (res: ServerResponse, status: number, result: ApiResult<unknown>) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(port) });
-    res.end(JSON.stringify(result));
+  const refuse = (res: ServerResponse, status: 400 | 401 | 403 | 404 | 405 | 413, message: string) =>
+    sendJson(res, status, { ok: false, error: { code: status === 401 || status === 403 ? 'unauthorized' : 'invalid_input', message } });
+
+  const sendResult = (res: ServerResponse, status: number, result: ApiResult<unknown>) => sendJson(res, status, result, { 'cache-control': 'no-store' });
+
+  /** What a handler that threw answers: the request was not understood (400) or the lab failed it (500). */
+  const answerThrown = (res: ServerResponse, err: unknown) => {
+    if (err instanceof BadRequest) return refuse(res, 400, err.message);
+    sendResult(res, 500, { ok: false, error: toApiError(err) });
   };
 
   const handleApi = async (req: IncomingMessage, res: ServerResponse, method: string) => {
@@ -198,21 +217,31 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     }
     const bad = findForbiddenKey(raw);
     if (bad) return invalid(forbiddenKeyMessage(bad.key, `request body at "${bad.path}"`));
+    let value: unknown;
     try {
-      const value = await service.call(method, raw);
-      sendResult(res, 200, { ok: true, value });
+      value = await service.call(method, raw);
     } catch (err) {
       const error = toApiError(err);
-      sendResult(res, HTTP_STATUS[error.code] ?? 500, { ok: false, error });
+      return sendResult(res, HTTP_STATUS[error.code] ?? 500, { ok: false, error });
     }
+    sendResult(res, 200, { ok: true, value });
   };
 
-  const handleStatic = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+  const handleStatic = (req: IncomingMessage, res: ServerResponse, target: RequestTarget) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'GET only');
-    const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname.slice(1));
-    const path = normalize(join(rendererDir, rel));
-    if (!path.startsWith(rendererDir + sep) || !existsSync(path) || !statSync(path).isFile()) {
-      if (url.pathname === '/') {
+    const decoded = target.rawPath === '/' ? 'index.html' : decodePath(target.rawPath);
+    if (decoded === null) throw new BadRequest('the path has a malformed percent-escape or a NUL byte');
+    const path = normalize(join(rendererDir, decoded));
+    let body: Buffer | null = null;
+    if (path.startsWith(rendererDir + sep)) {
+      try {
+        body = statSync(path).isFile() ? readFileSync(path) : null;
+      } catch {
+        body = null; // missing, unreadable or gone since: not found
+      }
+    }
+    if (body === null) {
+      if (target.rawPath === '/') {
         res.writeHead(503, { 'content-type': 'text/plain', ...securityHeaders(port) });
         return void res.end(`The renderer is not built (${rendererDir} has no index.html): run npm run build.\n`);
       }
@@ -221,39 +250,62 @@ export async function startLabServer(options: LabServerOptions): Promise<LabServ
     const headers: Record<string, string> = { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', ...securityHeaders(port) };
     headers['cache-control'] = extname(path) === '.html' ? 'no-store' : 'private, max-age=3600';
     // Opened with ?token=: keep it as a cookie so the page's own assets load without it.
-    if (sameToken(url.searchParams.get('token'), token)) headers['set-cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+    if (sameToken(target.query.get('token'), token)) headers['set-cookie'] = `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`;
     res.writeHead(200, headers);
     if (req.method === 'HEAD') return void res.end();
-    res.end(extname(path) === '.html' ? webModeHtml(readFileSync(path, 'utf8'), port) : readFileSync(path));
+    res.end(extname(path) === '.html' ? webModeHtml(body.toString('utf8'), port) : body);
+  };
+
+  /** One request: the target split (never throws), then Host, Origin and token, and only then the path decoded. */
+  const handleRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const target = parseRequestTarget(req.url);
+    if (!target) return refuse(res, 400, 'the request target must be a path starting with /');
+    const verdict = check(req, target, false);
+    const page = !target.rawPath.startsWith('/api/') && !target.rawPath.startsWith('/assets/');
+    if (verdict.status === 401 && req.method === 'GET' && page) {
+      res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(port) });
+      return void res.end(tokenPage(target.query.has('token') ? 'wrong' : 'missing'));
+    }
+    if (verdict.status !== 'ok') return refuse(res, verdict.status, verdict.message);
+    if (target.rawPath.startsWith('/api/')) {
+      handleApi(req, res, target.rawPath.slice(5)).catch((err) => answerThrown(res, err));
+    } else handleStatic(req, res, target);
   };
 
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const verdict = check(req, url, false);
-    if (verdict.status === 401 && req.method === 'GET' && !url.pathname.startsWith('/api/') && !url.pathname.startsWith('/assets/')) {
-      res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(port) });
-      return void res.end(tokenPage(url.searchParams.has('token') ? 'wrong' : 'missing'));
+    // Nothing a client sends may end the process: whatever a handler throws becomes an answer.
+    try {
+      handleRequest(req, res);
+    } catch (err) {
+      answerThrown(res, err);
     }
-    if (verdict.status !== 'ok') return refuse(res, verdict.status, verdict.message);
-    if (url.pathname.startsWith('/api/')) {
-      handleApi(req, res, url.pathname.slice(5)).catch((err) => sendResult(res, 500, { ok: false, error: toApiError(err) }));
-    } else handleStatic(req, res, url);
   });
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const verdict = url.pathname === '/ws' ? check(req, url, true).status : 404;
-    if (verdict !== 'ok') {
-      const text = verdict === 401 ? 'Unauthorized' : verdict === 403 ? 'Forbidden' : 'Not Found';
-      socket.end(`HTTP/1.1 ${verdict} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-      return;
-    }
+  /** Ends a refused handshake with a bare status line (the socket is not HTTP-framed any more). */
+  const endUpgrade = (socket: Duplex, status: 400 | 401 | 403 | 404) => {
+    if (socket.destroyed) return;
+    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
+
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const target = parseRequestTarget(req.url);
+    if (!target) return endUpgrade(socket, 400);
+    const verdict = target.rawPath === '/ws' ? check(req, target, true).status : 404;
+    if (verdict !== 'ok') return endUpgrade(socket, verdict);
     sockets.accept(req, socket, head, (conn) => {
       const dispose = service.subscribe((push) => conn.push(push));
       conn.onClose(dispose);
       conn.push({ type: 'hello' });
     });
+  };
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    try {
+      handleUpgrade(req, socket, head);
+    } catch {
+      endUpgrade(socket, 400);
+    }
   });
 
   await new Promise<void>((ok, fail) => {
