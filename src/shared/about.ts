@@ -26,11 +26,17 @@ export const BUILT_FEATURES: readonly { name: string; where: string }[] = [
     where: 'src/renderer/src/components/TraceViewerEvent.vue, src/core/store/traces.ts',
   },
   { name: 'Desktop app: engines in Electron utility processes, the lab service in a worker thread', where: 'src/main, src/core/host/labWorker.ts' },
-  { name: 'Hugging Face model folders (Qwen3, Qwen2.5, Llama 3): load, score and sample with srpo-lab model', where: 'src/core/models/hf, src/cli/model.ts' },
+  {
+    name: 'Hugging Face models (Qwen3, Qwen2.5, Llama 3) in lab runs: LoRA or full fine-tuning, evaluation, export as a peft adapter or a merged model',
+    where: 'src/core/models/hf, src/core/policies/hf.ts, src/cli/model.ts, src/cli/exportModel.ts',
+  },
+  {
+    name: "Traces of evaluation episodes: prompts, outputs, parse results and rewards of the stored queries (the trace viewer's split filter)",
+    where: 'src/core/train/evalEpisodes.ts, src/core/store/traces.ts',
+  },
 ];
 
 /** Parts of the lab that do not exist yet, so that the shell never pretends they do. */
 export const PLANNED_FEATURES: readonly string[] = [
-  "Training or evaluating Hugging Face models in lab runs (runs train the lab's own small policies; srpo-lab model only loads, scores and samples a folder)",
-  'Traces of evaluation episodes (evaluations are stored as per-benchmark results: Avg@n, Pass@n, cost; the trace viewer shows training events)',
+  'A run on a CUDA GPU checked end to end: the GPU backend (tfjs-node-gpu) is wired and picked first, but every test so far ran on CPU backends',
 ];

@@ -30,7 +30,30 @@ interface El {
   value: string;
 }
 declare const document: { querySelector(s: string): El | null; querySelectorAll(s: string): ArrayLike<El> & Iterable<El>; body: El };
-declare const window: { location: { hash: string }; getComputedStyle(e: El): { backgroundColor: string } };
+declare const window: { location: { hash: string }; getComputedStyle(e: El): { backgroundColor: string; color: string } };
+
+/** sRGB channels in [0, 1] of a computed colour: `rgb(r, g, b)`, `rgba(...)` or `color(srgb r g b)` (what color-mix computes to). */
+function srgb(css: string): [number, number, number] {
+  const m = /^rgba?\(([^)]+)\)$/.exec(css);
+  if (m)
+    return m[1]
+      .split(',')
+      .slice(0, 3)
+      .map((v) => Number(v) / 255) as [number, number, number];
+  const c = /^color\(srgb ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)/.exec(css);
+  if (c) return [Number(c[1]), Number(c[2]), Number(c[3])];
+  throw new Error(`unparsed colour ${css}`);
+}
+
+/** WCAG 2 contrast ratio of two computed colours (1 to 21). */
+function contrast(a: string, b: string): number {
+  const lum = (rgb: [number, number, number]) => {
+    const [r, g, bl] = rgb.map((v) => (v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [lum(srgb(a)), lum(srgb(b))].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
 
 const hasChromium = existsSync(CHROMIUM_PATH);
 const ART = 'test-artifacts';
@@ -213,8 +236,22 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     await page.emulateMedia({ colorScheme: 'light' });
     await page.waitForFunction(() => window.getComputedStyle(document.body).backgroundColor === 'rgb(244, 246, 249)');
     await page.screenshot({ path: join(ART, 'dashboard-light.png'), fullPage: true });
+    // The run picker of Compare and Reports: the run's name readable in both themes (it once sat on a fixed dark chip).
+    await go(page, `#/compare?runs=${runs.a}`);
+    const pickColours = () =>
+      page.$eval(`.pick[data-pick="${runs.a}"]`, (e) => {
+        const st = window.getComputedStyle(e as unknown as El);
+        return { text: (e as unknown as El).textContent ?? '', color: st.color, background: st.backgroundColor };
+      });
+    const light = await pickColours();
+    expect(light.text).toContain('quick-s1');
+    expect(contrast(light.color, light.background), JSON.stringify(light)).toBeGreaterThanOrEqual(4.5);
+    await page.screenshot({ path: join(ART, 'compare-picker-light.png') });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.waitForFunction(() => window.getComputedStyle(document.body).backgroundColor === 'rgb(16, 19, 26)');
+    const dark = await pickColours();
+    expect(contrast(dark.color, dark.background), JSON.stringify(dark)).toBeGreaterThanOrEqual(4.5);
+    await page.screenshot({ path: join(ART, 'compare-picker-dark.png') });
   });
 
   it('Compare: evaluations drawn raw, a stopped run not "final", any metric, the legend hides raw and EMA together', async () => {

@@ -241,6 +241,38 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await shot('sorted');
   });
 
+  it('the list keeps its column headers in view: on open and while j steps past a page', async () => {
+    await go(`#/runs/${done}/trace`);
+    await page.waitForSelector('tr[data-event]');
+    /** Where the header and the selected row sit against the scroller's view (px, page coordinates). */
+    const layout = () =>
+      page.evaluate(() => {
+        type Box = { top: number; bottom: number; left: number; width: number; height: number };
+        type Node = { getBoundingClientRect(): Box };
+        const q = (s: string) => document.querySelector(s) as unknown as Node | null;
+        const box = (s: string) => q(s)?.getBoundingClientRect() ?? null;
+        const head = box('.list .scroller thead th[data-sort="contribution"]')!;
+        const doc = document as unknown as { elementFromPoint(x: number, y: number): { closest(s: string): unknown } | null };
+        const hit = doc.elementFromPoint(head.left + head.width / 2, head.top + head.height / 2);
+        return { view: box('.list .scroller')!, head, selected: box('tr.selected'), headOnTop: !!hit?.closest('thead') };
+      });
+    const open = await layout();
+    expect(open.head.top).toBeGreaterThanOrEqual(open.view.top - 0.5);
+    expect(open.head.bottom).toBeLessThanOrEqual(open.view.bottom);
+    expect(open.headOnTop).toBe(true);
+    // Step well past one page of rows: the list scrolls, the header stays pinned above the selected row.
+    const rowsPerView = Math.ceil(open.view.height / 22);
+    for (let i = 0; i < rowsPerView + 5; i++) await page.keyboard.press('j');
+    await page.waitForTimeout(100);
+    const after = await layout();
+    expect(Math.abs(after.head.top - after.view.top)).toBeLessThanOrEqual(1);
+    expect(after.headOnTop).toBe(true);
+    expect(after.selected).not.toBeNull();
+    expect(after.selected!.top).toBeGreaterThanOrEqual(after.head.bottom - 0.5);
+    expect(after.selected!.bottom).toBeLessThanOrEqual(after.view.bottom + 0.5);
+    await shot('list-header');
+  });
+
   it('filters offer the run\'s own workflow and the training / evaluation split; "?" lists every key', async () => {
     await go(`#/runs/${done}/trace`);
     await page.waitForSelector('.trace-event');

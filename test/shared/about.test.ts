@@ -22,4 +22,13 @@ describe('About', () => {
     expect(readFileSync('src/renderer/src/components/TraceViewerMember.vue', 'utf8')).toContain('logpCur');
     expect(readFileSync('src/main/utilityLauncher.ts', 'utf8')).toMatch(/utilityProcess/);
   });
+
+  it('does not call built features missing: Hugging Face training and evaluation traces', () => {
+    const planned = PLANNED_FEATURES.join('\n');
+    expect(planned).not.toMatch(/Hugging Face/i);
+    expect(planned).not.toMatch(/traces? of evaluation|evaluation episodes/i);
+    // The code has them: a policy kind for Hugging Face folders, and evaluation episodes stored with split 'eval'.
+    expect(readFileSync('src/core/policies/registry.ts', 'utf8')).toMatch(/hf/);
+    expect(readFileSync('src/core/train/evalEpisodes.ts', 'utf8')).toMatch(/'eval'/);
+  });
 });
