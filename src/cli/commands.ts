@@ -80,12 +80,13 @@ export const COMMANDS = {
     run: evalCommand,
   },
   export: {
-    summary: 'export RUN --format json|csv [--out FILE]: metrics and evaluations of a run',
+    summary: 'export RUN --format json|csv [--out FILE [--force]]: metrics and evaluations of a run',
     options: ['db', 'format', 'out'],
-    flags: [],
+    flags: ['force'],
     help: [
       "csv: run,step,key,value,wall_time, the columns of the UI's metrics CSV (Reports > CSV of metrics).",
       'Writes to --out FILE; without it, to stdout when piped (… | head), never onto a terminal.',
+      'An existing FILE is kept unless --force; a symbolic link at FILE is never written through.',
     ],
     run: exportCommand,
   },

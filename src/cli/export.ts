@@ -4,10 +4,13 @@
  * csv: the UI's metrics CSV exactly (src/shared/report.ts metricsCsv: `run,step,key,value,wall_time`,
  * ordered by key then step), so a file from either opens the same way.
  * Written to --out FILE; without it, to stdout when stdout is a pipe or a file, and refused on a
- * terminal (thousands of lines would flood it) with the two ways that work.
- * Read only. Tests: test/cli/train.test.ts, test/cli/help.test.ts.
+ * terminal (thousands of lines would flood it) with the two ways that work. --out never clobbers
+ * by accident (core/util/writeNewFile.ts): an existing file is kept unless --force, a symbolic
+ * link at FILE is refused even with --force, and the file appears whole or not at all (a
+ * temporary name in the same folder, then moved into place).
+ * Read only. Tests: test/cli/train.test.ts, test/cli/help.test.ts, test/cli/exportFiles.test.ts.
  */
-import { writeFileSync } from 'node:fs';
+import { writeNewFile } from '../core/util/writeNewFile';
 import { metricsCsv } from '../shared/report';
 import type { ParsedArgs } from './args';
 import type { CliIO } from './io';
@@ -43,7 +46,7 @@ export async function exportCommand(args: ParsedArgs, out: (line: string) => voi
     store.close();
   }
   if (args.options.out) {
-    writeFileSync(args.options.out, text);
-    out(`wrote run ${runId} as ${format} to ${args.options.out}`);
+    const written = writeNewFile(args.options.out, text, { force: args.flags.has('force') });
+    out(`wrote run ${runId} as ${format} to ${written}`);
   } else out(text.replace(/\n$/, ''));
 }

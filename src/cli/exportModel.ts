@@ -7,19 +7,28 @@
  * complete folder (bf16). Writing is models/hf/saveAdapter.ts / saveModel.ts (atomic: a temporary
  * folder renamed into place; an occupied --out is refused).
  *
+ * The destination is checked before anything is read: a symbolic link there (to anything, or
+ * dangling) is refused in words; so is a folder inside the database's run folders
+ * (`<db>.runs/`, and the older layout's `runs/` beside the database), judged after resolving
+ * links, because the lab removes and replaces what is there (a checkpoint saved again, a run
+ * deleted) and would take the export with it. File-system errors name the path in words.
+ *
  * Not here: the lab's own models (`export`), the checkpoint format (policies/hf.ts).
- * Tests: test/engine/hfRun.test.ts (a per-role run's searcher, as an adapter and merged).
+ * Tests: test/engine/hfRun.test.ts (a per-role run's searcher, as an adapter and merged),
+ * test/cli/exportFiles.test.ts (destinations).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { labRoot, resolveRunConfig } from '../core/config';
+import { legacyRunsRootFor, runsRootFor } from '../core/host/paths';
 import { readHfConfig } from '../core/models/hf/config';
 import { readLoraAdapter } from '../core/models/hf/loraFiles';
 import { openTensorSource } from '../core/models/hf/safetensorsFile';
 import { saveLoraAdapter } from '../core/models/hf/saveAdapter';
-import { saveMergedModel } from '../core/models/hf/saveModel';
+import { checkFolderDestination, saveMergedModel } from '../core/models/hf/saveModel';
 import { POLICY_FILE } from '../core/policies/hf';
 import { POLICIES_FILE } from '../core/train/checkpoints';
+import { isInside, realPathOfNew } from '../core/util/fsErrors';
 import type { ParsedArgs } from './args';
 import { getRunOrThrow, labCommand, openLabForReading, runArg } from './lab';
 
@@ -34,12 +43,34 @@ interface Located {
   base: string;
 }
 
+/**
+ * Refuses a destination the lab may remove or replace: inside the database's run folders (the
+ * current `<db>.runs/` and the older `runs/` beside it) or the checkpoint being exported, after
+ * resolving symbolic links on both sides; and a symbolic link or an occupied folder at it.
+ */
+export function checkExportDestination(dest: string, dbPath: string, checkpointDir?: string): void {
+  const target = resolve(dest);
+  const real = realPathOfNew(target);
+  const lab = [
+    { root: runsRootFor(dbPath), what: `the run folders of ${resolve(dbPath)}` },
+    { root: legacyRunsRootFor(dbPath), what: `the run folders of ${resolve(dbPath)} (older layout)` },
+    ...(checkpointDir ? [{ root: checkpointDir, what: 'the checkpoint being exported' }] : []),
+  ];
+  for (const { root, what } of lab) {
+    const realRoot = realPathOfNew(root);
+    if (isInside(real, realRoot) || isInside(target, resolve(root)))
+      throw new Error(`${target}: is inside ${what} (${realRoot}), where the lab removes and replaces checkpoints; export to a folder outside it`);
+  }
+  checkFolderDestination(target);
+}
+
 /** The checkpoint folder of one policy of a run, and the run's base model folder. */
-function locate(args: ParsedArgs): Located {
+function locate(args: ParsedArgs, dest: string): Located {
   const runId = runArg(args, 'export-model');
   const { store, dbPath } = openLabForReading(args);
   try {
     const run = getRunOrThrow(store, runId, dbPath);
+    checkExportDestination(dest, dbPath);
     const all = store.checkpoints(runId);
     if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
     const wanted = args.options.step;
@@ -61,6 +92,7 @@ function locate(args: ParsedArgs): Located {
     if (!config.policies.init) throw new Error(`run ${runId} has no policies.init (its base model folder)`);
     const base = resolve(labRoot(), config.policies.init);
     if (kind === 'lora' && !existsSync(base)) throw new Error(`the base model of run ${runId} is gone: ${base} (the adapter needs it; put the folder back)`);
+    checkExportDestination(dest, dbPath, dir);
     return { dir: join(dir, policyId), step: ckpt.step, policyId, kind, base };
   } finally {
     store.close();
@@ -71,7 +103,7 @@ export async function exportModelCommand(args: ParsedArgs, out: (line: string) =
   const dest = args.options.out;
   if (!dest) throw new Error('export-model needs --out DIR (a new or empty folder)');
   const merge = args.flags.has('merge');
-  const at = locate(args);
+  const at = locate(args, dest);
   const target = resolve(dest);
   const what = `policy "${at.policyId}" of the checkpoint of step ${at.step}`;
   if (at.kind === 'lora' && !merge) {

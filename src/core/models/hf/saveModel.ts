@@ -34,6 +34,7 @@ import { f32ToBf16 } from './bf16';
 import { WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from './safetensorsFile';
 import type { HfModelConfig, LoraPair, TensorEntry, TensorSource } from './types';
 import { checkWeights } from './weights';
+import { fsError, lstatOrNull, withFsError } from '../../util/fsErrors';
 import { encodeHeader } from '../safetensorsHeader';
 
 /** The dtypes a merged model is written in. */
@@ -114,31 +115,46 @@ export interface SavedModel {
 }
 
 /**
+ * Whether a new folder may be written at `dest` (writeFolderAtomically's rules: absent, or an
+ * empty folder that is replaced; never a symbolic link); throws in words naming the path.
+ * Callers check before long work, so a refused destination costs nothing.
+ */
+export function checkFolderDestination(dest: string): { replaceEmpty: boolean } {
+  const target = path.resolve(dest);
+  const st = lstatOrNull(target);
+  if (st?.isSymbolicLink()) {
+    const to = withFsError(target, 'read the link', () => fs.readlinkSync(target));
+    throw new Error(`${target}: is a symbolic link (to ${to}); the export writes a new folder and does not follow or replace links: choose another path`);
+  }
+  if (!st) return { replaceEmpty: false };
+  if (!st.isDirectory() || withFsError(target, 'list', () => fs.readdirSync(target)).length > 0) {
+    throw new Error(`${target}: already exists and is not an empty folder (choose a new folder or remove it)`);
+  }
+  return { replaceEmpty: true };
+}
+
+/**
  * Builds a folder under a temporary name beside `dest` and renames it onto `dest` once `fill`
  * returns; on any failure the temporary folder is removed and the error rethrown. `dest` must not
- * exist, or be an empty folder (which is replaced).
+ * exist, or be an empty folder (which is replaced). A symbolic link at `dest` (to a folder, a file,
+ * or nothing) is refused: following it would write somewhere the person did not name, and the
+ * rename would replace the link. File-system errors name the path in words (util/fsErrors.ts).
  */
 export function writeFolderAtomically(dest: string, fill: (dir: string) => void): void {
   const target = path.resolve(dest);
-  let replaceEmpty = false;
-  if (fs.existsSync(target)) {
-    if (!fs.statSync(target).isDirectory() || fs.readdirSync(target).length > 0) {
-      throw new Error(`${target}: already exists and is not an empty folder (choose a new folder or remove it)`);
-    }
-    replaceEmpty = true;
-  }
+  const { replaceEmpty } = checkFolderDestination(target);
   const parent = path.dirname(target);
-  fs.mkdirSync(parent, { recursive: true });
+  withFsError(parent, 'create the folder', () => fs.mkdirSync(parent, { recursive: true }));
   // mkdtemp would make it 0700; a model folder is made like any other (mode from the umask).
   const tmp = path.join(parent, `.${path.basename(target)}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
-  fs.mkdirSync(tmp);
+  withFsError(target, 'write', () => fs.mkdirSync(tmp));
   try {
     fill(tmp);
-    if (replaceEmpty) fs.rmdirSync(target);
-    fs.renameSync(tmp, target);
+    if (replaceEmpty) withFsError(target, 'replace the empty folder', () => fs.rmdirSync(target));
+    withFsError(target, 'move the finished folder into place', () => fs.renameSync(tmp, target));
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
+    throw fsError(err, target, 'write');
   }
 }
 
