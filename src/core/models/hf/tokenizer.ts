@@ -18,8 +18,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { ChatTemplate } from './chatTemplate';
 import type { HfModelConfig } from './types';
 
 /** One chat turn, as transformers' chat templates read it. */
@@ -74,7 +74,7 @@ export class HfTokenizer {
   readonly chatTemplateSource: string | null;
 
   private readonly tokenizer: Tokenizer;
-  private readonly template: Template | null;
+  private readonly template: ChatTemplate | null;
   private readonly specialTokenVars: Record<string, string>;
 
   private constructor(private readonly files: TokenizerFiles) {
@@ -101,14 +101,7 @@ export class HfTokenizer {
       if (content !== null) this.specialTokenVars[key] = content;
     }
     this.chatTemplateSource = files.chatTemplate?.source ?? null;
-    this.template = null;
-    if (files.chatTemplate) {
-      try {
-        this.template = new Template(files.chatTemplate.source);
-      } catch (err) {
-        throw new Error(`${files.chatTemplate.file}: the chat template does not parse: ${(err as Error).message}`);
-      }
-    }
+    this.template = files.chatTemplate ? new ChatTemplate(files.chatTemplate.source, files.chatTemplate.file) : null;
   }
 
   /** Reads tokenizer.json, tokenizer_config.json and the chat template of a model folder. */
@@ -141,7 +134,7 @@ export class HfTokenizer {
 
   /** Renders a conversation with the folder's chat template; returns the string and its ids. */
   applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): { text: string; ids: number[] } {
-    if (!this.template || !this.files.chatTemplate) {
+    if (!this.template) {
       throw new Error(
         `${this.files.origin}: no chat template (looked for chat_template.jinja, chat_template.json and "chat_template" in tokenizer_config.json)`,
       );
@@ -154,12 +147,7 @@ export class HfTokenizer {
     };
     if (opts.tools !== undefined) vars.tools = opts.tools;
     if (opts.enableThinking !== undefined) vars.enable_thinking = opts.enableThinking;
-    let text: string;
-    try {
-      text = this.template.render(vars);
-    } catch (err) {
-      throw new Error(`${this.files.chatTemplate.file}: rendering the chat template failed: ${(err as Error).message}`);
-    }
+    const text = this.template.render(vars); // under ChatTemplate's step, size and time limits; errors name the file
     return { text, ids: this.encode(text, { addSpecialTokens: false }) };
   }
 }
