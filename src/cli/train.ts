@@ -5,7 +5,11 @@
  * step in progress, exits cleanly) and prints how to resume; a second Ctrl-C kills it (the run is
  * then marked interrupted, resumable all the same).
  *
- * Not the loop (src/engine). Tests: test/cli/train.test.ts.
+ * `resume` takes the run's lease (as `starting`, handed to the engine when it starts) before it
+ * says anything: a second `resume` of the same run, started at the same moment, is then refused
+ * before it prints a word, instead of announcing what it would redo and being refused after.
+ *
+ * Not the loop (src/engine). Tests: test/cli/train.test.ts, test/cli/resumeLease.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -22,9 +26,9 @@ import {
   type RunConfig,
 } from '../core/config';
 import { assertRunDataUnchanged } from '../core/data';
-import { checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
+import { checkLaunchable, checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
 import type { LabStore } from '../core/store';
-import { LeaseHeldError } from '../core/store/leases';
+import { acquireLease, defaultLeaseEnv, describeLease, LeaseHeldError, leaseHolder, releaseLease, type LeaseHolder } from '../core/store/leases';
 import type { ParsedArgs } from './args';
 import type { CliIO } from './io';
 import { getRunOrThrow, labCommand, openLab, runArg } from './lab';
@@ -87,22 +91,39 @@ export async function resumeCommand(args: ParsedArgs, out: (line: string) => voi
   const runId = runArg(args, 'resume');
   const { store, dbPath } = openLab(args, false, out);
   try {
-    const run = getRunOrThrow(store, runId, dbPath);
     const force = args.flags.has('force');
-    // Refused before anything is said about what the resume would do (a completed run, a live engine).
+    // Refused before anything is said about what the resume would do (a completed run, a live
+    // engine, another resume that got here first): the lease is taken, atomically, before the
+    // first line, and the run read again under it (another resume may have finished it meanwhile).
+    // launchRun then finds the lease ours; the engine takes it over when it starts.
+    const holder = leaseHolder();
+    const env = defaultLeaseEnv();
+    const refusal = (err: unknown): unknown =>
+      err instanceof LeaseHeldError
+        ? new Error(`${err.message}; --force does not override a live engine: stop it first (Ctrl-C where it runs, or Stop in the UI)`)
+        : err;
+    let tookOver: ReturnType<typeof acquireLease>['tookOver'];
     try {
-      checkRunnable(store, run, 'resume', force);
+      checkRunnable(store, getRunOrThrow(store, runId, dbPath), 'resume', force, holder, env);
+      tookOver = acquireLease(store.db, runId, holder, 'starting', { env }).tookOver;
     } catch (err) {
-      if (err instanceof LeaseHeldError)
-        throw new Error(`${err.message}; --force does not override a live engine: stop it first (Ctrl-C where it runs, or Stop in the UI)`);
-      throw err;
+      throw refusal(err);
     }
-    assertRunDataUnchanged(run.config as RunConfig); // a changed dataset or corpus file is refused before an engine starts
-    const ckpt = store.latestCheckpoint(runId);
-    // Said before the engine starts: what the resume keeps and what it recomputes (shared/resumePlan).
-    const from = ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)';
-    out(`resuming run ${runId} "${run.name}" (${run.status}) ${from}. ${resumePlanFor(store, runId).text}`);
-    await trainRun(store, dbPath, runId, 'resume', force, out, io);
+    try {
+      const run = getRunOrThrow(store, runId, dbPath);
+      checkLaunchable(run, 'resume', force);
+      assertRunDataUnchanged(run.config as RunConfig); // a changed dataset or corpus file is refused before an engine starts
+      if (tookOver) out(`took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}`);
+      const ckpt = store.latestCheckpoint(runId);
+      // Said before the engine starts: what the resume keeps and what it recomputes (shared/resumePlan).
+      const from = ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)';
+      out(`resuming run ${runId} "${run.name}" (${run.status}) ${from}. ${resumePlanFor(store, runId).text}`);
+      await trainRun(store, dbPath, runId, 'resume', force, out, io, holder);
+    } finally {
+      // launchRun releases it when the engine exits; this covers a refusal before the launch (only
+      // this holder's row can go: the engine's lease, under its own token, is left alone).
+      releaseLease(store.db, runId, holder);
+    }
   } finally {
     store.close();
   }
@@ -116,9 +137,10 @@ async function trainRun(
   force: boolean,
   out: (line: string) => void,
   io: CliIO,
+  holder?: LeaseHolder,
 ): Promise<RunOutcome> {
   const view = new ProgressView(out, io.tty);
-  const active = launchRun(runId, mode, { store, dbPath, launcher: io.launcher, onMessage: (m) => view.handle(m) }, force);
+  const active = launchRun(runId, mode, { store, dbPath, launcher: io.launcher, onMessage: (m) => view.handle(m), holder }, force);
   let interrupts = 0;
   const dispose = io.onInterrupt(() => {
     interrupts++;
