@@ -8,7 +8,8 @@
  * A key segment or a JSON value key that reaches the prototype chain (`__proto__`, `constructor`,
  * `prototype`: src/shared/inputGuards.ts) is an error naming it: `--set __proto__.x=1` would
  * otherwise write to Object.prototype. Unknown options are errors naming the option and the
- * command's valid ones; so is `--` (nothing here reads past it).
+ * command's valid ones; so is `--` (nothing here reads past it). An option given twice keeps its
+ * last value in `options` and every value in `lists`.
  * Tests: test/cli/objective.test.ts, test/cli/train.test.ts, test/cli/protoKeys.test.ts.
  */
 import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
@@ -16,7 +17,10 @@ import { assertNoForbiddenKeys, forbiddenKeyMessage, isForbiddenKey } from '../s
 
 export interface ParsedArgs {
   command: string | undefined;
+  /** The last value of each option. */
   options: Record<string, string>;
+  /** Every value of each option, in order (`serve --allow A --allow B`). */
+  lists: Record<string, string[]>;
   flags: Set<string>;
   sets: Record<string, unknown> & { algorithm?: string };
   positionals: string[];
@@ -25,7 +29,7 @@ export interface ParsedArgs {
 export function parseArgs(argv: string[], spec: { options: string[]; flags: string[] }): ParsedArgs {
   const [command, ...rest] = argv;
   // `sets` has no prototype to reach, whatever a key is (the keys are also checked below).
-  const parsed: ParsedArgs = { command, options: {}, flags: new Set(), sets: Object.create(null) as ParsedArgs['sets'], positionals: [] };
+  const parsed: ParsedArgs = { command, options: {}, lists: {}, flags: new Set(), sets: Object.create(null) as ParsedArgs['sets'], positionals: [] };
   const options = Object.fromEntries([
     ...spec.options.map((o) => [o, { type: 'string' }] as const),
     ...spec.flags.map((f) => [f, { type: 'boolean' }] as const),
@@ -49,6 +53,7 @@ export function parseArgs(argv: string[], spec: { options: string[]; flags: stri
     } else if (spec.options.includes(t.name)) {
       if (t.value === undefined) throw new Error(`--${t.name} expects a value`);
       parsed.options[t.name] = t.value;
+      (parsed.lists[t.name] ??= []).push(t.value);
     } else throw unknownOption(rest[t.index], command, spec);
   }
   return parsed;

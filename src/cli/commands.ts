@@ -128,8 +128,9 @@ export const COMMANDS = {
     run: suiteCommand,
   },
   serve: {
-    summary: 'serve [--port N]: web mode: the lab UI and API on 127.0.0.1 with a one-time token (Ctrl-C stops)',
-    options: ['db', 'port'],
+    summary:
+      'serve [--port N] [--allow DIR ...]: web mode: the lab UI and API on 127.0.0.1 with a one-time token; clients name files only under the --allow folders (default: the database folder and resources/) (Ctrl-C stops)',
+    options: ['db', 'port', 'allow'],
     flags: [],
     run: serveCommand,
   },

@@ -106,6 +106,11 @@ export interface ConfigValidation {
   config: Record<string, unknown> | null;
   /** Leaves that differ from the preset's resolved config (only when ok and a preset was given). */
   diff: ConfigDiffEntry[];
+  /**
+   * Data files still being hashed (off the API's thread) when the answer was given: ok is false
+   * and each one's field has an error saying so; validating again later gives the result.
+   */
+  pending?: { field: string; file: string; bytes: number; done: number }[];
 }
 
 /** One point of a series; NaN (a diverged value) arrives as null. */

@@ -7,7 +7,11 @@
  * both hashes, because a resumed run must see the data it started with.
  *
  * Hashes are computed by streaming the file (4 MiB reads), and memoised per (path, size, mtime)
- * for the life of the process: the new-run form validates a config on every change.
+ * for the life of the process: the new-run form validates a config on every change. A host that
+ * serves an API hashes ahead with `hashInBackground` (a worker thread, hashOffThread.ts: a large
+ * file never stalls its other requests; one job per file however many requests wait for it), which
+ * fills the same memo, so the synchronous `fileSha256` that resolving a config calls then answers
+ * at once.
  * Node-only (fs). Not here: the loaders (datasets.ts), task mixing (src/core/train/environment.ts).
  * Tested by test/core/data/datasetTasks.test.ts.
  */
@@ -16,6 +20,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { z } from 'zod';
 import { DATASET_FORMATS, loadDatasetFile, type DatasetFile } from './datasets';
+import { hashOffThread } from './hashOffThread';
 
 export const datasetTaskSchema = z
   .object({
@@ -67,6 +72,74 @@ export function fileSha256(path: string, fresh = false): string {
   const sha256 = h.digest('hex');
   hashMemo.set(path, { size: st.size, mtimeMs: st.mtimeMs, sha256 });
   return sha256;
+}
+
+/** A hash being computed off the API's thread. */
+export interface HashJob {
+  path: string;
+  /** The file's size in bytes when the job started. */
+  bytes: number;
+  /** Bytes hashed so far. */
+  readonly done: number;
+  /** The digest; on success the memo holds it (when the file did not change meanwhile). Rejects when cancelled or unreadable. */
+  readonly sha256: Promise<string>;
+  cancel(): void;
+}
+
+const inFlight = new Map<string, { size: number; mtimeMs: number; job: HashJob }>();
+
+/**
+ * Hashes `path` in a worker thread unless the memo already holds its current hash; the running
+ * job when one is already hashing the same bytes. Null when there is nothing to hash ahead (the
+ * memo is fresh, or the path is not a regular file: the synchronous check says why, in words).
+ */
+export function hashInBackground(path: string): HashJob | null {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return null;
+  }
+  if (!st.isFile()) return null;
+  const memo = hashMemo.get(path);
+  if (memo && memo.size === st.size && memo.mtimeMs === st.mtimeMs) return null;
+  const running = inFlight.get(path);
+  if (running && running.size === st.size && running.mtimeMs === st.mtimeMs) return running.job;
+  running?.job.cancel(); // the file changed under it
+  const { size, mtimeMs } = st;
+  const hash = hashOffThread(path);
+  const sha256 = hash.sha256
+    .then((digest) => {
+      // Kept only when the file still has the size and time it had when the read began.
+      let now;
+      try {
+        now = statSync(path);
+      } catch {
+        return digest;
+      }
+      if (now.size === size && now.mtimeMs === mtimeMs) hashMemo.set(path, { size, mtimeMs, sha256: digest });
+      return digest;
+    })
+    .finally(() => {
+      if (inFlight.get(path)?.job === job) inFlight.delete(path);
+    });
+  sha256.catch(() => undefined); // a job nobody waits for any more must not reject unobserved
+  const job: HashJob = {
+    path,
+    bytes: size,
+    get done() {
+      return hash.done;
+    },
+    sha256,
+    cancel: () => hash.cancel(),
+  };
+  inFlight.set(path, { size, mtimeMs, job });
+  return job;
+}
+
+/** Cancels every background hash (a host closing). */
+export function cancelBackgroundHashes(): void {
+  for (const { job } of [...inFlight.values()]) job.cancel();
 }
 
 /**

@@ -8,7 +8,8 @@
  * - runQueries.ts: runs, summaries, series, events, episodes (reads);
  * - runControl.ts: create, start, resume, pause, stop, delete; the engine limit, queue and leases;
  * - pushRelay.ts: the subscribers, and engine messages turned into pushes;
- * - configForm.ts: presets, the config form's fields, validation;
+ * - configForm.ts: presets, the config form's fields, validation (in web mode under path roots,
+ *   pathRoots.ts; data files hashed ahead off this thread, dataHashing.ts);
  * - suiteControl.ts: suites; runReports.ts: report export.
  *
  * Not here: transports, auth, the training loop (src/engine). Handlers return the store's domain
@@ -22,10 +23,12 @@ import { toWire } from '../../shared/wire';
 import { LabStore } from '../store';
 import { MetricSeriesCache } from '../store/series';
 import { suiteSummaries } from '../suites/tableData';
-import { configFields, presetInfos, validateConfig } from './configForm';
+import { cancelBackgroundHashes } from '../data/datasetTasks';
+import { configFields, prepareRunConfig, prepareSuiteSpec, presetInfos, validateConfigOffThread, type ConfigCheckOptions } from './configForm';
 import { engineLimit } from './engineLimit';
 import type { LabContext } from './labContext';
 import type { EngineLauncher } from './launcher';
+import { PathRoots } from './pathRoots';
 import { PushHub } from './pushRelay';
 import { adoptLegacyRunFolders } from './runFolders';
 import { RunControl } from './runControl';
@@ -43,6 +46,13 @@ export interface LabServiceOptions {
   printPdf?: PdfPrinter;
   /** Engines run at once; more starts are queued. Default: SRPO_LAB_MAX_ENGINES, else one per GPU (one without). */
   maxEngines?: number;
+  /**
+   * Web mode (`srpo-lab serve --allow DIR`): the folders every path a client names must lie in
+   * (pathRoots.ts). Absent: any path (the desktop app, the CLI, tests).
+   */
+  pathRoots?: readonly string[];
+  /** How long validateConfig waits for data files' hashes before answering pending (default VALIDATE_HASH_WAIT_MS). */
+  hashWaitMs?: number;
 }
 
 export class LabService {
@@ -67,14 +77,19 @@ export class LabService {
       isActive: (runId) => this.runs.isActive(runId),
     };
     const runs = (this.runs = new RunControl(ctx, options.launcher, this.maxEngines));
+    const roots = options.pathRoots ? new PathRoots(options.pathRoots) : null;
+    const checks: ConfigCheckOptions = { roots, hashWaitMs: options.hashWaitMs };
     this.handlers = {
       listRuns: () => listRuns(ctx),
       getRun: ({ runId }) => runDetail(ctx, runOrThrow(store, runId)),
       deleteRun: ({ runId }) => runs.delete(runId),
       presets: () => presetInfos(),
       configSchema: () => configFields(),
-      validateConfig: ({ preset, config }) => validateConfig(preset ?? null, config),
-      createRun: ({ preset, config, start }) => runs.create(preset ?? null, config, start ?? false),
+      validateConfig: ({ preset, config }) => validateConfigOffThread(preset ?? null, config, checks),
+      createRun: async ({ preset, config, start }) => (
+        await prepareRunConfig(preset ?? null, config, { roots }),
+        runs.create(preset ?? null, config, start ?? false)
+      ),
       startRun: ({ runId }) => (runs.launch(runId, 'start'), { ok: true as const }),
       resumeRun: ({ runId, force }) => runs.resume(runId, force ?? false),
       pauseRun: ({ runId }) => runs.control(runId, 'pause'),
@@ -88,7 +103,7 @@ export class LabService {
       exportReport: (input) => exportReport(ctx, input, options.printPdf),
       listSuites: () => suiteSummaries(store, queuedRunIds(store)),
       getSuite: ({ suiteId, baseline }) => suiteOrThrow(ctx, suiteId, baseline),
-      createSuite: ({ spec, start }) => createSuite(ctx, runs, spec, start ?? false),
+      createSuite: async ({ spec, start }) => (await prepareSuiteSpec(spec, { roots }), createSuite(ctx, runs, spec, start ?? false)),
       startSuite: ({ suiteId }) => startSuite(ctx, runs, suiteId),
     };
   }
@@ -127,6 +142,7 @@ export class LabService {
    * up to `timeoutMs` each, then kills) and closes the store.
    */
   async close(timeoutMs = 10_000): Promise<void> {
+    cancelBackgroundHashes();
     await this.runs.close(timeoutMs);
     this.pushes.clear();
     this.store.close();

@@ -105,7 +105,12 @@ function serve(port: MessagePort): void {
 
   let service: LabService;
   try {
-    service = new LabService({ dbPath: init.dbPath, launcher, ...(init.printPdf ? { printPdf } : {}) });
+    service = new LabService({
+      dbPath: init.dbPath,
+      launcher,
+      ...(init.printPdf ? { printPdf } : {}),
+      ...(init.pathRoots ? { pathRoots: init.pathRoots } : {}),
+    });
   } catch (err) {
     post({ type: 'failed', message: `could not open the lab database ${init.dbPath}: ${(err as Error).message}` });
     port.close();

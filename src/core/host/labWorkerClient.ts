@@ -38,6 +38,8 @@ export interface LabWorkerClientOptions {
   launcher: EngineLauncher;
   /** Prints an HTML report to PDF on this thread. Absent: pdf is 'unsupported'. */
   printPdf?: (html: string) => Promise<Uint8Array>;
+  /** Web mode: the folders a client's paths must lie in (LabServiceOptions.pathRoots); absent: any path. */
+  pathRoots?: readonly string[];
   /** The worker script: a built `.js` (desktop: out/main/labWorker.js), or a `.ts` run through tsx (default LAB_WORKER_ENTRY). */
   entry?: string;
 }
@@ -71,7 +73,7 @@ export class LabWorkerClient implements LabHost {
     this.ready = new Promise<void>((ok, fail) => (this.settleReady = (err) => (err ? fail(err) : ok())));
     this.ready.catch(() => undefined); // observed here; callers that await it still see the error
     const entry = options.entry ?? LAB_WORKER_ENTRY;
-    const init: WorkerInit = { dbPath: options.dbPath, printPdf: !!options.printPdf };
+    const init: WorkerInit = { dbPath: options.dbPath, printPdf: !!options.printPdf, ...(options.pathRoots ? { pathRoots: [...options.pathRoots] } : {}) };
     this.worker = entry.endsWith('.ts') ? tsxWorker(entry, init) : new Worker(entry, { workerData: init });
     this.worker.on('message', (raw: unknown) => this.receive(raw));
     this.worker.on('error', (err: Error) => this.fail('internal', `the lab worker crashed: ${err.message}`));

@@ -48,6 +48,8 @@ export const workerInitSchema = z
     dbPath: z.string().min(1),
     /** The parent can print PDFs (the worker then asks it with `printPdf`). */
     printPdf: z.boolean(),
+    /** Web mode: the folders a client's paths must lie in (LabServiceOptions.pathRoots); absent: any path. */
+    pathRoots: z.array(z.string().min(1)).max(64).optional(),
   })
   .strict();
 export type WorkerInit = z.infer<typeof workerInitSchema>;
