@@ -9,26 +9,10 @@
 import type { RunConfig } from '../core/config';
 import { datasetTaskName } from '../core/data';
 import type { StoredEvaluation } from '../core/store';
+import { HEADLINE_KEYS } from '../shared/metricCatalogue';
 import { checkpointUpdates, evaluationLabel, updatesDone } from '../shared/stepConvention';
 import type { ParsedArgs } from './args';
 import { duration, fixed, getRunOrThrow, labCommand, num, openLabForReading, runArg, table, when } from './lab';
-
-/** Metrics shown first (when present) among the last step's; the rest are summarised. */
-const HEADLINE_METRICS = [
-  'reward/mean',
-  'reward/std',
-  'loss/total',
-  'loss/policy',
-  'clip/frac_low',
-  'clip/frac_high',
-  'ratio/mean',
-  'kl/approx',
-  'grad/norm',
-  'events/complete_frac',
-  'eval/macro/avg',
-  'eval/macro/pass',
-  'time/step',
-];
 
 export function evaluationTable(
   evals: readonly Pick<
@@ -92,7 +76,7 @@ export async function showCommand(args: ParsedArgs, out: (line: string) => void)
 
     if (run.lastStep >= 0) {
       const m = store.latestMetrics(runId);
-      const shown = HEADLINE_METRICS.filter((k) => k in m);
+      const shown = HEADLINE_KEYS.filter((k) => k in m);
       out('');
       out('latest metrics:');
       for (const k of shown) out(`  ${k.padEnd(22)} ${num(m[k].value, 4).padStart(10)}  (step ${m[k].step})`);

@@ -13,6 +13,7 @@
  * (reportCsv.ts) and suite tables (reportSuite.ts), re-exported here. Tested by test/server/server.test.ts (content),
  * test/shared/reportEscape.test.ts (escaping) and test/e2e/lab.test.ts (downloads from the UI).
  */
+import { metricTitle } from './metricCatalogue';
 import { configsDiff, emaSmooth, evalTable, formatMeanStd } from './analysis';
 import { figureSeries, figureSvg } from './reportChart';
 import type { RunDetail, SeriesMap } from './api';
@@ -88,21 +89,6 @@ export function svgLineChart(title: string, lines: { name: string; points: [numb
 const isRateKey = (k: string) => /^eval\/.+\/(avg|pass)$/.test(k);
 /** A fraction as a percent, one decimal: 0.388 -> "38.8". */
 const pct = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : (v * 100).toFixed(1));
-/** Titles of the report's figures (the metric key is the y-axis title). */
-const FIGURE_TITLES: Partial<Record<string, string>> = {
-  'reward/mean': 'Training reward (mean per episode)',
-  'eval/macro/avg': 'Validation Avg@n (macro over benchmarks)',
-  'eval/macro/pass': 'Validation Pass@n (macro over benchmarks)',
-  'loss/total': 'Loss',
-  'grad/norm': 'Gradient norm (before clipping)',
-  'clip/frac_low': 'Clipped fraction (low side)',
-  'clip/frac_high': 'Clipped fraction (high side)',
-  'ratio/mean': 'Importance ratio (mean)',
-  entropy: 'Policy entropy',
-  'response/length_mean': 'Response length (tokens)',
-  'set/size_mean': 'Set size (members per event)',
-  'cost/tokens': 'Tokens per episode',
-};
 /** EMA weight of the report's smoothed curves (the dashboard's default). */
 const REPORT_SMOOTHING = 0.6;
 
@@ -111,7 +97,7 @@ function reportFigures(data: ReportData, n: number): string {
   return REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length))
     .map((k) => {
       const runs = data.runs.map((r) => ({ id: r.run.id, name: r.run.name, config: r.run.config, points: r.series[k] ?? [] }));
-      const title = (FIGURE_TITLES[k] ?? k).replace('Avg@n', `Avg@${n}`).replace('Pass@n', `Pass@${n}`);
+      const title = metricTitle(k).replace('Avg@n', `Avg@${n}`).replace('Pass@n', `Pass@${n}`);
       return figureSvg({ title, yTitle: k, xTitle: 'step', percent: isRateKey(k), series: figureSeries(runs, k.startsWith('eval/') ? 0 : REPORT_SMOOTHING) });
     })
     .join('\n');
