@@ -15,7 +15,9 @@
  * an importance weight against q: that bias is accepted (as in verl and TRL), and the trainer
  * should still recompute old log-probs with logprobs.ts and may use these as a consistency check.
  *
- * Token choice: tokenPick.ts (shared with the Hugging Face sampler). Randomness: one seeded
+ * Token choice: devicePick.ts `TOKEN_PICKERS` (shared with the Hugging Face sampler): by default
+ * on the backend, one id and one log-prob read back per row per step; `host` reads back the
+ * log-softmax and walks it with tokenPick.ts (the reference). Randomness: one seeded
  * mulberry32 stream per row (random.ts), so a row's sample depends only on the seed, its index
  * and its own logits. Not here: chat templates and role prompts (callers build prompt ids with
  * the tokenizer), batching across policies (policySet.ts).
@@ -25,6 +27,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { CharTokenizer } from './tokenizer';
 import { MASKED, type KVCache, type Transformer } from './transformer';
 import { mixSeed, mulberry32, type Uniform } from './random';
+import { tokenPicker, type TokenPickerName } from './devicePick';
 import { pickToken } from './tokenPick';
 
 export const STOP_REASONS = ['end', 'stop', 'length'] as const;
@@ -53,6 +56,8 @@ export interface SampleOptions {
   padId?: number;
   /** KV cache (default) or full recomputation each step. */
   decode?: DecodeMode;
+  /** Where tokens are chosen (devicePick.ts): 'device' (default) or 'host', the reference. */
+  picker?: TokenPickerName;
 }
 
 export interface SampledRow {
@@ -133,7 +138,7 @@ export function sampleToken(logp: Float32Array | number[], temperature: number, 
   return pickToken(logp, temperature, 0, topP, rand);
 }
 
-/** Generates completions for every prompt (token ids). Reads back once per step (the sampled ids need the logits). */
+/** Generates completions for every prompt (token ids). Reads back once per step: the chosen ids and their log-probs. */
 export function sample(model: Transformer, prompts: readonly (readonly number[])[], options: SampleOptions): SampledRow[] {
   const B = prompts.length;
   if (B === 0) return [];
@@ -157,13 +162,16 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
   const rands = prompts.map((_, r) => mulberry32(mixSeed(options.seed, r)));
   const out = prompts.map(() => ({ tokens: [] as number[], logp: [] as number[], text: '', stopReason: null as StopReason | null }));
 
+  const pick = tokenPicker(options.picker ?? 'device');
+  const settings = { temperature, topK: 0, topP, validVocab: Infinity };
   const session = DECODERS[options.decode ?? 'kv'](model, rows, padCounts);
   try {
     for (let step = 0; step < maxNew; step++) {
-      const lsm = tf.tidy(() => tf.logSoftmax(session.logits, -1)); // [B, V] nats
-      const V = lsm.shape[1];
-      const all = lsm.dataSync() as Float32Array; // waits for the device
-      lsm.dispose();
+      const picks = pick(
+        session.logits,
+        out.map((o, r) => (o.stopReason ? null : rands[r])),
+        settings,
+      ); // reads back once; stopped rows take no draw
       const next: number[] = [];
       for (let r = 0; r < B; r++) {
         const o = out[r];
@@ -171,10 +179,9 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
           next.push(padId);
           continue;
         }
-        const lp = all.subarray(r * V, (r + 1) * V);
-        const tok = sampleToken(lp, temperature, topP, rands[r]);
+        const tok = picks.ids[r];
         o.tokens.push(tok);
-        o.logp.push(lp[tok]);
+        o.logp.push(picks.logp[r]);
         next.push(tok);
         if (options.tokenizer) o.text += options.tokenizer.decode([tok]);
         if (tok === endId) o.stopReason = 'end';

@@ -7,8 +7,10 @@
  * the batch at the next step (its cache rows are dropped), so uneven lengths cost only the rows
  * still running.
  *
- * Token choice: ../tokenPick.ts, shared with the lab's sampler (transformers' `generate` warper
- * order: temperature, then top-k, then top-p, then a draw; temperature 0 is greedy). Padded
+ * Token choice: ../devicePick.ts `TOKEN_PICKERS`, shared with the lab's sampler (transformers'
+ * `generate` warper order: temperature, then top-k, then top-p, then a draw; temperature 0 is
+ * greedy): by default on the backend, reading back one id and one log-prob per row per step; `host`
+ * reads back the whole log-softmax and walks it with ../tokenPick.ts (the reference). Padded
  * vocabulary rows (vocab_size > the tokenizer's tokens: ids >= `validVocab`) are left out of the
  * choice, so they are never sampled.
  *
@@ -24,12 +26,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { DECODE_MODES, type DecodeMode } from '../sampler';
+import { logSoftmaxRows, tokenPicker, type TokenPickerName } from '../devicePick';
 import { mixSeed, mulberry32 } from '../random';
 import { pickToken } from '../tokenPick';
 import { selectCacheRows } from './decode';
 import { MASKED, type HfAdapterChoice, type HfKvCache, type HfModel } from './model';
 
-export { DECODE_MODES, type DecodeMode, pickToken };
+export { DECODE_MODES, type DecodeMode, pickToken, logSoftmaxRows };
 
 /** end: a stop id was sampled (it is included); length: maxNewTokens or max_position_embeddings ran out. */
 export const HF_STOP_REASONS = ['end', 'length'] as const;
@@ -56,6 +59,8 @@ export interface HfSampleOptions {
   decode?: DecodeMode;
   /** The adapter to sample with: a name, null for the base alone, default as model.ts `HfAdapterChoice`. */
   adapter?: string | null;
+  /** Where tokens are chosen (../devicePick.ts): 'device' (default) or 'host', the reference. */
+  picker?: TokenPickerName;
 }
 
 export interface HfSampledRow {
@@ -163,21 +168,7 @@ export const HF_DECODERS = {
   },
 } satisfies Record<DecodeMode, DecoderFactory>;
 
-/**
- * log-softmax of logits [B, V] -> [B, V] nats, as tf.logSoftmax, through softmax: with
- * p = softmax(z), the largest p is exp(max z - lse), so lse = max z - log(max p), B logs instead
- * of B x V. On wasm softmax is one vectorised kernel while logSoftmax's Exp and Log are scalar
- * loops: [8, 8192] with its read-back 0.41 vs 0.76 ms (native: 0.41 vs 0.50), equal within
- * float32 rounding (~1e-5 at log-probs near -40, measured).
- */
-export function logSoftmaxRows(logits: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const lse = tf.sub(tf.max(logits, -1, true), tf.log(tf.max(tf.softmax(logits, -1), -1, true))); // [B, 1] nats
-    return tf.sub(logits, lse) as tf.Tensor2D; // [B, V]
-  });
-}
-
-/** Generates completions for every prompt (token ids). Reads back once per step (the sampled ids need the logits). */
+/** Generates completions for every prompt (token ids). Reads back once per step: the chosen ids and their log-probs. */
 export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[], options: HfSampleOptions): HfSampledRow[] {
   const B = prompts.length;
   if (B === 0) return [];
@@ -211,21 +202,23 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   if (options.adapter !== undefined && options.adapter !== null && !model.adapterNames().includes(options.adapter)) {
     throw new Error(`sampleHf: no adapter "${options.adapter}"; adapters: ${model.adapterNames().join(', ') || '(none)'}`);
   }
+  const pick = tokenPicker(options.picker ?? 'device');
+  const settings = { temperature, topK, topP, validVocab };
   const session = HF_DECODERS[options.decode ?? 'kv'](model, rows, padCounts, options.adapter);
   try {
     for (let step = 0; step < maxNew; step++) {
-      const lsm = logSoftmaxRows(session.logits); // [B, V] nats
-      const V = lsm.shape[1];
-      const all = lsm.dataSync() as Float32Array; // waits for the device
-      lsm.dispose();
+      const picks = pick(
+        session.logits,
+        session.rows.map((r) => rands[r]),
+        settings,
+      ); // reads back once; padded rows left out
       const next: number[] = [];
       const running: boolean[] = [];
       session.rows.forEach((r, i) => {
         const o = out[r];
-        const lp = all.subarray(i * V, (i + 1) * V);
-        const tok = pickToken(lp, temperature, topK, topP, rands[r], validVocab); // padded rows left out
+        const tok = picks.ids[i];
         o.ids.push(tok);
-        o.logp.push(lp[tok]);
+        o.logp.push(picks.logp[i]);
         next.push(tok);
         if (stopIds.has(tok)) o.stopReason = 'end';
         else if (step === maxNew - 1) o.stopReason = 'length';
