@@ -1,6 +1,7 @@
 // The batched KV-cache sampler of the HF family (src/core/models/hf/sampler.ts): KV decoding
 // against full recomputation, behaviour log-probs against teacher forcing, batch independence,
-// seeds, stop ids, padded vocabulary rows, and the token-choice warpers.
+// seeds, stop ids, padded vocabulary rows, the token-choice warpers, and the device picker against
+// the host reference.
 import { afterAll, describe, expect, it } from 'vitest';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { scoreHfData } from '../../../../src/core/models/hf/logprobs';
@@ -58,6 +59,15 @@ describe('sampleHf', () => {
     // Sampled (temperature 1): row 0's random stream is the same whatever follows it in the batch.
     const first = sampleHf(model, [prompts[2], ...prompts], { maxNewTokens: 6, seed: 3 });
     expect(first[0].ids).toEqual(sampleHf(model, [prompts[2]], { maxNewTokens: 6, seed: 3 })[0].ids);
+  });
+
+  it('the device picker (default) draws what the host reference draws, with the same log-probs', () => {
+    for (const opts of [{ temperature: 1 }, { temperature: 0.7, topK: 5, topP: 0.9 }, { temperature: 0 }]) {
+      const dev = sampleHf(model, prompts, { maxNewTokens: 10, seed: 21, ...opts });
+      const host = sampleHf(model, prompts, { maxNewTokens: 10, seed: 21, picker: 'host', ...opts });
+      expect(dev.map((r) => r.ids)).toEqual(host.map((r) => r.ids));
+      dev.forEach((r, i) => r.logp.forEach((lp, j) => expect(lp).toBeCloseTo(host[i].logp[j], 4)));
+    }
   });
 
   it('is reproducible from its seed, and another seed gives other samples', () => {
