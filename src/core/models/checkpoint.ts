@@ -3,16 +3,22 @@
  * `model.safetensors` (every parameter, float32, names from config.ts `parameterShapes`),
  * `config.json` (the frozen model config) and `tokenizer.json`. Loading validates everything
  * against the config before touching a model: missing or extra tensors, shapes, dtypes, corrupt
- * files are each an Error naming the file and the tensor.
+ * files are each an Error naming the file and the tensor. Every file is first checked to be a
+ * regular file of a plausible size (../util/regularFile.ts; config.json at most 1 MiB,
+ * tokenizer.json 64 MiB: fileLimits.ts; model.safetensors at most what the config's float32
+ * parameters and the largest header take), so a FIFO or /dev/zero in its place fails at once.
  *
  * Not here: optimiser state and trainer progress (the trainer's checkpoint wraps this one).
  * Tests: test/core/models/checkpoint.test.ts (bit-exact round trip, each corruption).
  */
 import * as fs from 'node:fs';
-import { readJsonFile } from '../util/jsonFile';
 import * as path from 'node:path';
+import { readJsonFile } from '../util/jsonFile';
+import { readRegularFile } from '../util/regularFile';
 import { parameterShapes, resolveModelConfig, type ModelConfig } from './config';
+import { MODEL_FILE_LIMITS } from './fileLimits';
 import { decodeSafetensors, encodeSafetensors, type NamedArray } from './safetensors';
+import { MAX_HEADER_BYTES } from './safetensorsHeader';
 import { CharTokenizer } from './tokenizer';
 import { readParameters, Transformer } from './transformer';
 
@@ -41,25 +47,22 @@ export function readCheckpoint(dir: string): LoadedCheckpoint {
   const configFile = path.join(dir, CHECKPOINT_FILES.config);
   let config: ModelConfig;
   try {
-    config = resolveModelConfig(readJsonFile(configFile));
+    config = resolveModelConfig(readJsonFile(configFile, MODEL_FILE_LIMITS['config.json']));
   } catch (err) {
     const msg = (err as Error).message;
     throw new Error(msg.startsWith(configFile) ? msg : `${configFile}: ${msg}`);
   }
   const tokFile = path.join(dir, CHECKPOINT_FILES.tokenizer);
-  const tokenizer = CharTokenizer.fromJSON(readJsonFile(tokFile), tokFile);
+  const tokenizer = CharTokenizer.fromJSON(readJsonFile(tokFile, MODEL_FILE_LIMITS['tokenizer.json']), tokFile);
   if (tokenizer.vocabSize !== config.vocabSize)
     throw new Error(`${configFile}: vocabSize ${config.vocabSize} does not match ${tokFile} (${tokenizer.vocabSize} tokens)`);
   const wFile = path.join(dir, CHECKPOINT_FILES.weights);
-  let bytes: Uint8Array;
-  try {
-    bytes = fs.readFileSync(wFile);
-  } catch (err) {
-    throw new Error(`${wFile}: cannot read (${(err as Error).message})`);
-  }
+  const expected = parameterShapes(config);
+  // Read whole, so bounded by what the config needs: float32 parameters, the length prefix, the largest header allowed.
+  const maxBytes = 8 + MAX_HEADER_BYTES + 4 * expected.reduce((s, { shape }) => s + shape.reduce((a, b) => a * b, 1), 0);
+  const bytes = readRegularFile(wFile, maxBytes);
   const { tensors, metadata } = decodeSafetensors(bytes, wFile);
   const weights = new Map<string, Float32Array>();
-  const expected = parameterShapes(config);
   for (const { name, shape } of expected) {
     const t = tensors.get(name);
     if (!t) throw new Error(`${wFile}: tensor "${name}" is missing (expected shape [${shape}])`);

@@ -1,18 +1,16 @@
 /**
- * Reads a JSON file, naming it in both errors: `FILE: cannot read (...)` and `FILE: not JSON (...)`.
- * Used by the model folders' readers (the lab's checkpoints, Hugging Face config and generation
- * config, peft adapter configs). Tested through them: test/core/models/checkpoint.test.ts,
- * test/core/models/hf/config.test.ts.
+ * Reads a JSON file that must be a regular file of at most `maxBytes` (./regularFile.ts: checked
+ * before a byte is read, so a FIFO or /dev/zero in its place fails at once), naming it in every
+ * error: `FILE: is a FIFO ...`, `FILE: is N bytes, over the limit ...`, `FILE: cannot read (...)`,
+ * `FILE: not JSON (...)`. Used by the model folders' readers (the lab's checkpoints, Hugging Face
+ * config and generation config, peft adapter configs), each with its file's limit from
+ * ../models/fileLimits.ts. Tested through them: test/core/models/checkpoint.test.ts,
+ * test/core/models/hf/config.test.ts, test/core/models/hf/fileChecks.test.ts.
  */
-import * as fs from 'node:fs';
+import { readRegularTextFile } from './regularFile';
 
-export function readJsonFile(file: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`${file}: cannot read (${(err as Error).message})`);
-  }
+export function readJsonFile(file: string, maxBytes: number): unknown {
+  const text = readRegularTextFile(file, maxBytes);
   try {
     return JSON.parse(text);
   } catch (err) {

