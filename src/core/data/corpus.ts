@@ -6,7 +6,7 @@
  * instead of loaded here. Tested by test/core/data/retriever.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { parseJsonl } from './jsonl';
+import { jsonSyntaxText, parseJsonl } from './jsonl';
 import type { Passage } from './types';
 
 /** One passage from a record: `{id?, title?, text}` or FlashRAG's `{id?, contents}`; throws naming `where`. */
@@ -36,7 +36,7 @@ export function loadCorpus(path: string): Passage[] {
       data = JSON.parse(content);
     } catch (e) {
       if (head === '{') return loadJsonl(path, content); // JSONL whose first line is an object
-      throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
+      throw new Error(`${path}: invalid JSON: ${jsonSyntaxText(e, content)}`);
     }
     if (Array.isArray(data)) return data.map((raw, i) => passageFrom(raw, i, `${path}: item ${i}`));
     // A title -> sentences object; a one-line JSONL file also parses as one object, so an

@@ -12,7 +12,7 @@
  *   AHEAD batches are unconsumed. A file whose first line is not a passage record goes to `inline`.
  *
  * The worker is CommonJS evaluated from a string (no file to ship beside the bundles), so its
- * record rules repeat corpus.ts passageFrom's in plain JS; test/core/data/corpusReader.test.ts
+ * record rules repeat corpus.ts passageFrom's (and jsonl.ts jsonSyntaxText's) in plain JS; test/core/data/corpusReader.test.ts
  * checks both readers give the same passages, the same batches' byte counts and the same errors
  * (file:line) on seeded and malformed files.
  * Node-only (fs, worker_threads).
@@ -161,8 +161,19 @@ function passage(raw, i, where) {
   }
   throw new Error(where + ': a passage needs "text" (or FlashRAG "contents")');
 }
+function syntaxText(e, text) {
+  const message = e instanceof Error ? e.message : String(e);
+  if (/^Unexpected end of JSON input/.test(message)) return 'the text ends inside a value (an unclosed string, list or object)';
+  const m = /^([A-Z][^\\n]*?) in JSON at position (\\d+)/.exec(message);
+  if (m && !m[1].includes('"')) {
+    const pos = Number(m[2]), before = text.slice(0, pos);
+    const line = before.split('\\n').length, column = pos - before.lastIndexOf('\\n');
+    return m[1][0].toLowerCase() + m[1].slice(1) + ' at ' + (line > 1 ? 'line ' + line + ', ' : '') + 'column ' + column;
+  }
+  return 'not JSON: expected an object, a list, text in double quotes, a number, true, false or null';
+}
 function parse(line, where) {
-  try { return JSON.parse(line); } catch (e) { throw new Error(where + ': invalid JSON: ' + e.message); }
+  try { return JSON.parse(line); } catch (e) { throw new Error(where + ': invalid JSON: ' + syntaxText(e, line)); }
 }
 function startsJsonl(line) {
   if (line.trimStart()[0] === '[') return false;

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { extractLastBoxed } from '../eval/latex';
+import { jsonSyntaxText } from './jsonl';
 import type { DatasetRow } from './types';
 
 export const DATASET_FORMATS = [
@@ -273,8 +274,8 @@ export const FORMATS = {
         const textValue = list;
         try {
           list = JSON.parse(textValue);
-        } catch {
-          throw new Error(`field "possible_answers" is text that is not a JSON list: ${textValue.slice(0, 60)}`);
+        } catch (e) {
+          throw new Error(`field "possible_answers" is text that is not a JSON list (${jsonSyntaxText(e, textValue)})`);
         }
       }
       const answers = aliases(Array.isArray(list) ? list : []);

@@ -11,9 +11,9 @@
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { formatSchemaError } from '../util/schemaError';
+import { schemaProblems } from '../util/schemaError';
 import { DATASET_FORMATS, detectFormat, getFormat, type DatasetDomain, type DatasetFormat, type DatasetLayout, type Raw } from './datasetFormats';
-import { parseJsonl } from './jsonl';
+import { jsonSyntaxText, parseJsonl } from './jsonl';
 import { isParquetMagic, readParquetRows } from './parquet';
 import type { DatasetRow, Passage } from './types';
 
@@ -74,7 +74,7 @@ function readRecords(path: string, benchmark: string): { layout: DatasetLayout; 
     try {
       list = JSON.parse(content);
     } catch (e) {
-      throw new Error(`${path}: invalid JSON: ${(e as Error).message}`);
+      throw new Error(`${path}: invalid JSON: ${jsonSyntaxText(e, content)}`);
     }
     if (!Array.isArray(list)) throw new Error(`${path}: expected a JSON list`);
     return { layout: 'list', records: list.map((raw, i) => ({ where: `${path}: item ${i}`, raw, fallbackId: `${benchmark}-${i}` })) };
@@ -101,12 +101,12 @@ export function loadDatasetFile(path: string, format?: DatasetFormat, options: L
     throw new Error(`${path}: format "${fmtName}" is read from ${spec.layouts.map((l) => LAYOUT_TEXT[l]).join(' or ')}, not ${LAYOUT_TEXT[layout]}`);
   }
   const rows: DatasetRow[] = [];
-  const seen = new Set<string>();
+  const seen = new Map<string, string>(); // id -> where it first appeared
   const passages = new Map<string, Passage>();
   let domain: DatasetDomain | null = null;
   for (const rec of records) {
     const parsed = spec.schema.safeParse(rec.raw);
-    if (!parsed.success) throw new Error(`${rec.where}: ${formatSchemaError(`${fmtName} record`, parsed.error, rec.raw)}`);
+    if (!parsed.success) throw new Error(`${rec.where}: ${recordProblemText(`${fmtName} record`, parsed.error, rec.raw)}`);
     let row: DatasetRow;
     try {
       row = spec.toRow(parsed.data, benchmark, rec.fallbackId);
@@ -114,11 +114,12 @@ export function loadDatasetFile(path: string, format?: DatasetFormat, options: L
       throw new Error(`${rec.where}: ${fmtName} record: ${(err as Error).message}`);
     }
     if (row.answers.length === 0) throw new Error(`${rec.where}: ${fmtName} record: no gold answer`);
-    if (seen.has(row.id)) throw new Error(`${rec.where}: duplicate id "${row.id}"`);
+    const first = seen.get(row.id);
+    if (first !== undefined) throw new Error(`${rec.where}: duplicate id (the same as ${first})`);
     const d = typeof spec.domain === 'function' ? spec.domain(parsed.data) : spec.domain;
     if (domain !== null && d !== domain) throw new Error(`${rec.where}: a ${d} record in a file whose first record is ${domain}; one file holds one domain`);
     domain = d;
-    seen.add(row.id);
+    seen.set(row.id, rec.where);
     if (options.split !== undefined && (row.meta.split ?? (row.meta.extra_info as Raw | undefined)?.split) !== options.split) continue;
     rows.push(row);
     for (const p of spec.passages?.(parsed.data) ?? []) {
@@ -129,6 +130,18 @@ export function loadDatasetFile(path: string, format?: DatasetFormat, options: L
   if (options.split !== undefined && rows.length === 0) throw new Error(`${path}: no row has split "${options.split}"`);
   const limited = options.limit !== undefined ? rows.slice(0, options.limit) : rows;
   return { path, format: fmtName, domain: domain!, rows: limited, passages: [...passages.values()] };
+}
+
+/**
+ * A record's schema problems as `field "PATH" = missing: ...` / `field "PATH": must be ...`: the
+ * field and what it must be, never the value the file holds (formatSchemaError quotes values,
+ * right for a config a person typed, not for a file's contents).
+ */
+function recordProblemText(what: string, error: Parameters<typeof schemaProblems>[0], raw: unknown): string {
+  const lines = schemaProblems(error, raw).map(({ path, message, value, unknown }) =>
+    unknown ? `unknown field "${path}"` : `field "${path || '(record)'}"${value === undefined ? ' = missing' : ''}: ${message}`,
+  );
+  return `${what}: ${lines.join('; ')}`;
 }
 
 const LAYOUT_TEXT: Record<DatasetLayout, string> = { lines: 'one JSON object per line', list: 'a JSON list', table: 'a parquet table' };
