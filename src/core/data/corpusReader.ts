@@ -12,8 +12,8 @@
  *   AHEAD batches are unconsumed. A file whose first line is not a passage record goes to `inline`.
  *
  * The worker is CommonJS evaluated from a string (no file to ship beside the bundles), so its
- * record rules repeat corpus.ts passageFrom's (and jsonl.ts jsonSyntaxText's) in plain JS; test/core/data/corpusReader.test.ts
- * checks both readers give the same passages, the same batches' byte counts and the same errors
+ * record rules repeat corpus.ts passageFrom's (and jsonl.ts jsonSyntaxText's) in plain JS;
+ * test/core/data/corpusReader.test.ts checks both readers give the same passages, the same batches' byte counts and the same errors
  * (file:line) on seeded and malformed files.
  * Node-only (fs, worker_threads).
  */
