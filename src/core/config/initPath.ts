@@ -9,7 +9,9 @@
  *   Hugging Face model folder) or `model.safetensors.index.json` (a sharded HF model); or
  * - a run checkpoint: one sub-folder per policy, each a model folder.
  * Messages name the field, the path given and what was expected, never what the folder holds:
- * through the API any path can be named, and an error must not become a way to list a folder.
+ * an error must not become a way to list a folder. In web mode these checks run only on paths
+ * inside the folders `serve --allow` names (src/core/host/pathRoots.ts checks first, with one
+ * refusal for every path outside them), so "does not exist" says nothing about the rest of the disk.
  *
  * Not here: reading checkpoints (models/checkpoint.ts), resolving defaults (runConfig.ts).
  * Tests: test/core/config/initPath.test.ts.

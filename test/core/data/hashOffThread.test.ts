@@ -44,6 +44,11 @@ describe('hashing never blocks the API', () => {
     toClose.push(service);
     await service.ready;
     await service.call('listRuns', {}); // warm: the first call loads what it needs
+    // serve's roots reach the worker: a file outside them is refused before it is read.
+    const outside = (await service.call('validateConfig', { preset: 'math-quick', config: datasetAt('/etc/passwd') })) as ConfigValidation;
+    expect(outside.errors).toEqual([
+      { path: 'tasks.train.0.dataset', message: expect.stringMatching(/^"\/etc\/passwd" is outside the folders this server may read/) },
+    ]);
     const started = Date.now();
     const validation = service.call('validateConfig', { preset: 'math-quick', config: datasetAt(big) }) as Promise<ConfigValidation>;
     await new Promise((r) => setTimeout(r, 300)); // the hash is under way
