@@ -11,14 +11,17 @@
  *   - its heartbeat is older than the timeout (any host), or
  *   - it was taken on this host and its pid no longer exists (checked with signal 0).
  *
- * Why a heartbeat timeout of 10 minutes (SRPO_LAB_LEASE_TIMEOUT_S overrides it): Trainer.step is
- * synchronous, so an engine's timers do not run during a step. The engine refreshes its
- * heartbeat from inside the step as well (at every mini-batch, the same hook that polls the STOP
- * flag, and between steps), so the longest gap is the rollout + evaluation phase of one step or a
- * checkpoint write, seconds for the lab's presets; the timeout is that plus a wide margin. On
- * this host a dead engine is seen at once through its pid; the timeout only matters for a holder
- * on another host (whose pid cannot be checked) and for a pid reused by an unrelated process.
- * A holder that finds its heartbeat refused (its lease was taken over) must stop writing.
+ * The heartbeat: Trainer.step is synchronous, so an engine's timers do not run during a step. A
+ * LeaseKeeper therefore beats from a worker thread with its own connection (leaseHeartbeat.ts),
+ * every HEARTBEAT_EVERY_MS whatever the engine's thread is doing, and also from inside the step
+ * (at every mini-batch, the hook that polls the STOP flag, and between steps), where it learns at
+ * once that a beat was refused. Where no worker can run (an in-memory database) the timer on the
+ * event loop and the in-step beats remain. Why a timeout of 10 minutes all the same
+ * (SRPO_LAB_LEASE_TIMEOUT_S overrides it): a machine can stall every thread of a process (swap, a
+ * suspended laptop); on this host a dead engine is seen at once through its pid, and the timeout
+ * only matters for a holder on another host (whose pid cannot be checked) and for a pid reused by
+ * an unrelated process. A holder that finds its heartbeat refused (its lease was taken over) must
+ * stop writing.
  *
  * Not here: when leases are taken (host/runs.ts, host/labService.ts, engine/runEngine.ts).
  * This file touches Node (os, process). Tests: test/core/store/leases.test.ts, and the
@@ -27,6 +30,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { LabDb } from './db';
+import { HEARTBEAT_SQL, HeartbeatThread } from './leaseHeartbeat';
 
 export type LeaseKind = 'queued' | 'starting' | 'engine';
 
@@ -57,7 +61,7 @@ export interface LeaseEnv {
 }
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 10 * 60_000;
-/** How often a holder refreshes its heartbeat when its event loop is free (a timer). */
+/** How often a holder's heartbeat thread (or, without one, its timer) refreshes the heartbeat. */
 export const HEARTBEAT_EVERY_MS = 5_000;
 
 /** A new holder identity for this process (a fresh token each call). */
@@ -145,7 +149,7 @@ const SELECT_ALL = 'SELECT * FROM run_leases ORDER BY acquired_at, run_id';
 const UPSERT = `INSERT INTO run_leases (run_id, kind, holder, pid, host, acquired_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, holder = excluded.holder, pid = excluded.pid, host = excluded.host,
     acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at`;
-const BEAT = 'UPDATE run_leases SET heartbeat_at = ? WHERE run_id = ? AND holder = ?';
+const BEAT = HEARTBEAT_SQL;
 const RELEASE = 'DELETE FROM run_leases WHERE run_id = ? AND holder = ?';
 const RELEASE_PID = 'DELETE FROM run_leases WHERE run_id = ? AND pid = ? AND host = ?';
 
@@ -234,12 +238,15 @@ export function assertNoLiveLease(db: LabDb, runId: number, holder?: LeaseHolder
 }
 
 /**
- * Keeps one lease's heartbeat fresh: `beat()` from inside long synchronous work (throttled to
- * once a second) and a timer while the event loop is free. `lost` turns true once a refresh is
- * refused; the holder must then stop writing the run.
+ * Keeps one lease's heartbeat fresh: a worker thread beats every `everyMs` whatever this thread
+ * does (leaseHeartbeat.ts; a timer on this event loop where no worker can run), and `beat()` from
+ * inside long synchronous work refreshes it too (throttled to once a second) and reads the
+ * thread's verdict. `lost` turns true once a refresh is refused; the holder must then stop
+ * writing the run.
  */
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | null = null;
+  private thread: HeartbeatThread | null = null;
   private last = 0;
   lost = false;
 
@@ -252,30 +259,68 @@ export class LeaseKeeper {
     private readonly now: () => number = Date.now,
   ) {}
 
+  private markLost(): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.onLost();
+  }
+
   /** Refreshes the heartbeat unless done in the last second; returns false once the lease is lost. */
   beat(): boolean {
     if (this.lost) return false;
+    if (this.thread?.lost) {
+      this.markLost();
+      return false;
+    }
     const t = this.now();
     if (t - this.last < 1000) return true;
     this.last = t;
     try {
-      if (!heartbeatLease(this.db, this.runId, this.holder, t)) {
-        this.lost = true;
-        this.onLost();
-      }
+      if (!heartbeatLease(this.db, this.runId, this.holder, t)) this.markLost();
     } catch {
       // A busy database delays a heartbeat; the next one (or the long timeout) covers it.
     }
     return !this.lost;
   }
 
+  /** Beats written by the heartbeat thread so far (0 without one). */
+  get threadBeats(): number {
+    return this.thread?.beats ?? 0;
+  }
+
+  /** Starts the heartbeat thread (or, for an in-memory database or if it fails, a timer on this event loop). */
   start(everyMs = HEARTBEAT_EVERY_MS): this {
-    this.timer ??= setInterval(() => this.beat(), everyMs);
-    this.timer.unref();
+    if (this.thread || this.timer) return this;
+    const file = this.db.path;
+    if (file && file !== ':memory:' && !this.db.raw.memory) {
+      try {
+        this.thread = new HeartbeatThread({
+          dbPath: file,
+          runId: this.runId,
+          token: this.holder.token,
+          everyMs,
+          onLost: () => this.markLost(),
+          onError: () => this.startTimer(everyMs),
+        });
+        return this;
+      } catch {
+        // No worker threads here: beat from this event loop instead.
+      }
+    }
+    this.startTimer(everyMs);
     return this;
   }
 
+  private startTimer(everyMs: number): void {
+    this.thread?.stop();
+    this.thread = null;
+    this.timer ??= setInterval(() => this.beat(), everyMs);
+    this.timer.unref();
+  }
+
   stop(): void {
+    this.thread?.stop();
+    this.thread = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
