@@ -26,7 +26,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { DECODE_MODES, type DecodeMode } from '../sampler';
-import { logSoftmaxRows, tokenPicker, type TokenPickerName } from '../devicePick';
+import { logSoftmaxRows, tokenPicker, type RowsPicker, type TokenPickerName } from '../devicePick';
 import { mixSeed, mulberry32 } from '../random';
 import { pickToken } from '../tokenPick';
 import { selectCacheRows } from './decode';
@@ -59,8 +59,8 @@ export interface HfSampleOptions {
   decode?: DecodeMode;
   /** The adapter to sample with: a name, null for the base alone, default as model.ts `HfAdapterChoice`. */
   adapter?: string | null;
-  /** Where tokens are chosen (../devicePick.ts): 'device' (default) or 'host', the reference. */
-  picker?: TokenPickerName;
+  /** Where tokens are chosen (../devicePick.ts): 'device' (default), 'host' (the reference), or a picker (benches time one). */
+  picker?: TokenPickerName | RowsPicker;
 }
 
 export interface HfSampledRow {
@@ -202,7 +202,7 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   if (options.adapter !== undefined && options.adapter !== null && !model.adapterNames().includes(options.adapter)) {
     throw new Error(`sampleHf: no adapter "${options.adapter}"; adapters: ${model.adapterNames().join(', ') || '(none)'}`);
   }
-  const pick = tokenPicker(options.picker ?? 'device');
+  const pick = typeof options.picker === 'function' ? options.picker : tokenPicker(options.picker ?? 'device');
   const settings = { temperature, topK, topP, validVocab };
   const session = HF_DECODERS[options.decode ?? 'kv'](model, rows, padCounts, options.adapter);
   try {
