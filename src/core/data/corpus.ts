@@ -5,9 +5,9 @@
  * Node-only (reads files). Large JSONL corpora are streamed into an index by corpusIndex.ts
  * instead of loaded here. Tested by test/core/data/retriever.test.ts.
  */
-import { readFileSync } from 'node:fs';
 import { jsonSyntaxText, parseJsonl } from './jsonl';
 import type { Passage } from './types';
+import { readUtf8File } from './utf8';
 
 /** One passage from a record: `{id?, title?, text}` or FlashRAG's `{id?, contents}`; throws naming `where`. */
 export function passageFrom(raw: unknown, i: number, where: string): Passage {
@@ -28,7 +28,7 @@ export function passageFrom(raw: unknown, i: number, where: string): Passage {
 
 /** Load a corpus file; throws naming the file and the line / item of a malformed entry. */
 export function loadCorpus(path: string): Passage[] {
-  const content = readFileSync(path, 'utf8');
+  const content = readUtf8File(path); // invalid UTF-8 refused naming the line, never turned into U+FFFD
   const head = content.trimStart()[0];
   if (head === '[' || head === '{') {
     let data: unknown;

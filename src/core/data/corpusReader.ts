@@ -14,7 +14,8 @@
  * The worker is CommonJS evaluated from a string (no file to ship beside the bundles), so its
  * record rules repeat corpus.ts passageFrom's (and jsonl.ts jsonSyntaxText's) in plain JS;
  * test/core/data/corpusReader.test.ts checks both readers give the same passages, the same batches' byte counts and the same errors
- * (file:line) on seeded and malformed files.
+ * (file:line) on seeded and malformed files. Invalid UTF-8 is refused naming the line by both
+ * (utf8.ts; the worker's decodeLines repeats decodeUtf8Lines).
  * Node-only (fs, worker_threads).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import { loadCorpus, passageFrom } from './corpus';
 import { parseJsonlLine } from './jsonl';
 import type { Passage } from './types';
+import { decodeUtf8Lines } from './utf8';
 
 /** Passages of one batch, as parallel columns, and the bytes of the file read when it was cut. */
 export interface PassageBatch {
@@ -97,9 +99,10 @@ export function streamPassages(path: string, onPassage: (p: Passage, bytesRead: 
       const n = readSync(fd, buf, 0, buf.length, null);
       bytesRead += n;
       const data = pending.length ? Buffer.concat([pending, buf.subarray(0, n)]) : buf.subarray(0, n);
-      // Decode only up to the last newline byte, so no multi-byte character is cut in two.
+      // Decode only up to the last newline byte, so no multi-byte character is cut in two; invalid
+      // UTF-8 is refused naming its line (utf8.ts), never turned into U+FFFD.
       const cut = n === 0 ? data.length : data.lastIndexOf(0x0a) + 1;
-      const text = data.toString('utf8', 0, cut);
+      const text = decodeUtf8Lines(data.subarray(0, cut), path, lineNo);
       pending = Buffer.from(data.subarray(cut)); // a copy: buf is reused by the next read
       const lines = text.split('\n');
       if (text.endsWith('\n')) lines.pop();
@@ -193,6 +196,18 @@ function flush() {
   batch = { ids: [], titles: [], texts: [], bytesRead: 0 };
   return true;
 }
+const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+function decodeLines(bytes, linesBefore) {
+  try { return strict.decode(bytes); } catch {}
+  let start = 0, line = linesBefore;
+  while (start < bytes.length) {
+    line++;
+    const nl = bytes.indexOf(0x0a, start), end = nl < 0 ? bytes.length : nl + 1;
+    try { strict.decode(bytes.subarray(start, end)); } catch { break; }
+    start = end;
+  }
+  throw new Error(path + ':' + line + ': not valid UTF-8 (a byte sequence that is no character); save the file as UTF-8');
+}
 function run() {
   const fd = openSync(path, 'r');
   try {
@@ -203,7 +218,7 @@ function run() {
       bytesRead += n;
       const data = pending.length ? Buffer.concat([pending, buf.subarray(0, n)]) : buf.subarray(0, n);
       const cut = n === 0 ? data.length : data.lastIndexOf(0x0a) + 1;
-      const text = data.toString('utf8', 0, cut);
+      const text = decodeLines(data.subarray(0, cut), lineNo);
       pending = Buffer.from(data.subarray(cut));
       const lines = text.split('\\n');
       if (text.endsWith('\\n')) lines.pop();

@@ -9,13 +9,14 @@
  * the formats themselves (datasetFormats.ts), corpora (corpus.ts), parquet decoding (parquet.ts).
  * Tested by test/core/data/datasets.test.ts (every file in ../shared/data) and formats.test.ts.
  */
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { schemaProblems } from '../util/schemaError';
 import { DATASET_FORMATS, detectFormat, getFormat, type DatasetDomain, type DatasetFormat, type DatasetLayout, type Raw } from './datasetFormats';
 import { jsonSyntaxText, parseJsonl } from './jsonl';
 import { isParquetMagic, readParquetRows } from './parquet';
 import type { DatasetRow, Passage } from './types';
+import { readUtf8File } from './utf8';
 
 export { DATASET_FORMATS, FORMATS, detectFormat, getFormat, type DatasetDomain, type DatasetFormat, type DatasetLayout } from './datasetFormats';
 
@@ -68,7 +69,7 @@ function readRecords(path: string, benchmark: string): { layout: DatasetLayout; 
     const rows = readParquetRows(path);
     return { layout: 'table', records: rows.map((raw, i) => ({ where: `${path}: row ${i}`, raw: plain(raw), fallbackId: `${benchmark}-${i}` })) };
   }
-  const content = readFileSync(path, 'utf8');
+  const content = readUtf8File(path); // invalid UTF-8 refused naming the line, never turned into U+FFFD
   if (content.trimStart().startsWith('[')) {
     let list: unknown;
     try {
