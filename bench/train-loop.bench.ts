@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     algorithm: config.objective.algorithm,
   });
   const trainer = new Trainer({ config, runDir: join(dir, 'runs', String(runId)), store, runId, baseDir: root });
-  const summary = trainer.step(0);
+  const summary = await trainer.step(0);
   const storeS = trainer.lastStoreTimeMs / 1000;
   trainer.dispose();
 

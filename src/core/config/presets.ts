@@ -14,6 +14,8 @@
  *   unfilled slot is refused, listing every missing one (data/datasetTasks.ts).
  * - Baselines (paper tables): single-agent GRPO, shared and per-role GRPO, Dr. MAS, SRPO.
  * - Ablations: K = 1 against K = 3; sum, mean and sqrt set normalisation; token reduction.
+ * - external-math-quick: math-quick's team written as an agent program with the official openai
+ *   client (examples/agents/math_team.mjs), trained through the endpoint (docs/EXTERNAL_AGENTS.md).
  */
 import type { RunConfigInput } from './runConfig';
 
@@ -90,6 +92,7 @@ export const PRESET_NAMES = [
   'math-setnorm-mean',
   'math-setnorm-sqrt',
   'math-reduction-token',
+  'external-math-quick',
 ] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -333,5 +336,25 @@ export const PRESETS = {
     description: 'Ablation: token reduction instead of event reduction',
     base: 'math-k3',
     patch: { objective: { reduction: 'token' } },
+  },
+  'external-math-quick': {
+    description: "math-quick's team as your own program: examples/agents/math_team.mjs (official openai client) through the lab's endpoint",
+    // math-quick's shapes, model and warm start, with the team played by the example program
+    // (the built-in workflow's prompts, K = 2 tagged solvers, verifier, reviser or aggregator).
+    // Not built on math-quick: its workflow options are the math workflow's.
+    patch: {
+      steps: 30,
+      workflow: {
+        name: 'external',
+        options: { command: ['node', 'examples/agents/math_team.mjs'], roles: ['solver', 'verifier', 'aggregator'], timeoutS: 600 },
+      },
+      tasks: { train: ['arith-chain'], eval: ['arith-chain'] },
+      policies: { sharing: 'shared', model: 'tiny', modelOverrides: QUICK_MODEL, init: `${WARMSTART_DIR}/math-tiny` },
+      rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
+      update: { epochs: 2, miniBatches: 2 },
+      optimizer: { lr: 3e-4 },
+      eval: { every: 10, n: 4, queries: 40 },
+      checkpointEvery: 10,
+    },
   },
 } satisfies Record<PresetName, Preset>;

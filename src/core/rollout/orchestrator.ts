@@ -57,6 +57,8 @@ export interface RolloutEpisode {
   generatedTokens: number;
   /** Wall time from the first round to the round in which the episode ended. */
   latencyMs: number;
+  /** Index within its group (the record's rollout), where the batch dropped episodes (external.ts); else the position modulo G. */
+  rollout?: number;
 }
 
 export interface RolloutBatch {
@@ -65,6 +67,8 @@ export interface RolloutBatch {
   /** Wall time of the whole batch and of the sampler calls inside it (ms). */
   wallMs: number;
   samplerMs: number;
+  /** Metrics of the batch's own (external: failed episodes, request latency), added to the step's. */
+  metrics?: Record<string, number>;
 }
 
 /** The run's policies; a lab PolicySet with its tokenizer is still accepted (wrapped as LabPolicies). */

@@ -8,6 +8,9 @@
  * Asked to (`storeQueries`, the trainer's eval.storeEpisodes / eval.storeQueries), it also returns
  * the store records of the first queries' episodes (evalEpisodes.ts) for the trace viewer.
  *
+ * The trainer evaluates through its rollout driver (`evaluateAsync` with `driverRunner`: the same
+ * chunks, seeds and records as `evaluateWith`, awaited, so an external program can play them).
+ *
  * Tests: test/core/train/trainer.test.ts; the gold runner: test/core/eval/goldRun.test.ts; the
  * Hugging Face runner (tiny random qwen3 fixture): test/cli/evalData.test.ts; stored episodes:
  * test/core/train/evalEpisodes.test.ts.
@@ -19,6 +22,7 @@ import { PolicySet } from '../models/policySet';
 import { hfPromptIds } from '../policies/hf';
 import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
+import type { RolloutDriver } from '../rollout/drivers';
 import { runRollouts } from '../rollout/orchestrator';
 import type { EpisodeRecord, EvaluationRecord } from '../store/records';
 import type { HfModel } from '../models/hf/model';
@@ -126,6 +130,84 @@ export function evaluateGold(env: Environment, config: RunConfig, step = 0): Eva
   return evaluateWith(env, config, goldRunner, step);
 }
 
+/** One chunk of an evaluation: a benchmark's queries, their episodes and the chunk's sampling seed. */
+interface EvalChunk {
+  benchmark: string;
+  rows: Environment['evalSets'][number]['rows'];
+  /** Index of the chunk's first query within its benchmark. */
+  start: number;
+  episodes: Episode[];
+  seed: number;
+}
+
+/**
+ * The chunks of an evaluation, in order. Queries go through the sampler in chunks of at most
+ * eval.batchEpisodes episodes: one batch of every query's n samples can outgrow the WebAssembly
+ * heap on long prompts. The first chunk keeps the unchunked episode ids and seed, so an
+ * evaluation that fits one batch is the same as before chunking existed. Episodes are created
+ * as each chunk is reached (a generator), as the loop did before.
+ */
+function* evaluationChunks(env: Environment, config: RunConfig, step: number): Generator<EvalChunk> {
+  const perChunk = Math.max(1, Math.floor(config.eval.batchEpisodes / config.eval.n));
+  for (const [b, { benchmark, rows }] of env.evalSets.entries()) {
+    for (let start = 0, chunk = 0; start < rows.length; start += perChunk, chunk++) {
+      const part = rows.slice(start, start + perChunk);
+      const prefix = chunk === 0 ? `eval${step}/${benchmark}` : `eval${step}/${benchmark}/c${chunk}`;
+      const episodes = createEpisodes(env, config, part, config.eval.n, prefix);
+      const seed = chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk);
+      yield { benchmark, rows: part, start, episodes, seed };
+    }
+  }
+}
+
+/** Accumulates the played chunks into query outcomes and stored records, then the result. */
+class EvaluationTally {
+  readonly queries: QueryOutcome[] = [];
+  private readonly stored: EpisodeRecord[] = [];
+  readonly total: number;
+  constructor(
+    env: Environment,
+    private readonly config: RunConfig,
+    private readonly storeQueries: number,
+  ) {
+    this.total = env.evalSets.reduce((a, s) => a + s.rows.length, 0);
+  }
+
+  add(c: EvalChunk, played: readonly EvaluatedEpisode[]): void {
+    const n = this.config.eval.n;
+    c.rows.forEach((row, q) => {
+      const mine = played.slice(q * n, (q + 1) * n);
+      if (c.start + q < this.storeQueries) this.stored.push(...evalEpisodeRecords(mine, row.id, c.benchmark));
+      const samples = mine.map((e) => ({
+        correct: e.result.correct,
+        tokens: e.generatedTokens,
+        calls: e.result.calls,
+        toolCalls: e.result.toolCalls,
+        latencyMs: e.latencyMs,
+      }));
+      this.queries.push({ benchmark: c.benchmark, queryId: row.id, samples });
+    });
+  }
+
+  result(): EvaluationResult {
+    const summary = summarizeEvaluation(this.queries);
+    const records: EvaluationRecord[] = summary.benchmarks.map((m) => ({
+      benchmark: m.benchmark,
+      n: this.config.eval.n,
+      queries: m.queries,
+      avgAtN: m.avgAtN,
+      passAtN: m.passAtN,
+      tokensPerQuery: m.tokensPerQuery,
+      callsPerQuery: m.callsPerQuery,
+      toolCallsPerQuery: m.toolCallsPerQuery,
+      successesPerMTok: m.uTok ?? 0,
+      latencyP50Ms: m.latencyP50Ms,
+      latencyP95Ms: m.latencyP95Ms,
+    }));
+    return { records, metrics: summaryToMetrics(summary), summary, episodes: this.stored };
+  }
+}
+
 export function evaluateWith(
   env: Environment,
   config: RunConfig,
@@ -135,48 +217,36 @@ export function evaluateWith(
   /** Queries per benchmark (the first ones) whose episodes are returned as store records; 0: none. */
   storeQueries = 0,
 ): EvaluationResult {
-  const queries: QueryOutcome[] = [];
-  const stored: EpisodeRecord[] = [];
-  const total = env.evalSets.reduce((a, s) => a + s.rows.length, 0);
-  env.evalSets.forEach(({ benchmark, rows }, b) => {
-    // Queries go through the sampler in chunks of at most eval.batchEpisodes episodes: one batch
-    // of every query's n samples can outgrow the WebAssembly heap on long prompts. The first
-    // chunk keeps the unchunked episode ids and seed, so an evaluation that fits one batch is
-    // the same as before chunking existed.
-    const perChunk = Math.max(1, Math.floor(config.eval.batchEpisodes / config.eval.n));
-    for (let start = 0, chunk = 0; start < rows.length; start += perChunk, chunk++) {
-      const part = rows.slice(start, start + perChunk);
-      const prefix = chunk === 0 ? `eval${step}/${benchmark}` : `eval${step}/${benchmark}/c${chunk}`;
-      const episodes = createEpisodes(env, config, part, config.eval.n, prefix);
-      const played = runner(episodes, chunk === 0 ? mixSeed(config.seed, 0x5eed, step, b) : mixSeed(config.seed, 0x5eed, step, b, chunk));
-      part.forEach((row, q) => {
-        const mine = played.slice(q * config.eval.n, (q + 1) * config.eval.n);
-        if (start + q < storeQueries) stored.push(...evalEpisodeRecords(mine, row.id, benchmark));
-        const samples = mine.map((e) => ({
-          correct: e.result.correct,
-          tokens: e.generatedTokens,
-          calls: e.result.calls,
-          toolCalls: e.result.toolCalls,
-          latencyMs: e.latencyMs,
-        }));
-        queries.push({ benchmark, queryId: row.id, samples });
-      });
-      onProgress?.(queries.length, total);
-    }
-  });
-  const summary = summarizeEvaluation(queries);
-  const records: EvaluationRecord[] = summary.benchmarks.map((m) => ({
-    benchmark: m.benchmark,
-    n: config.eval.n,
-    queries: m.queries,
-    avgAtN: m.avgAtN,
-    passAtN: m.passAtN,
-    tokensPerQuery: m.tokensPerQuery,
-    callsPerQuery: m.callsPerQuery,
-    toolCallsPerQuery: m.toolCallsPerQuery,
-    successesPerMTok: m.uTok ?? 0,
-    latencyP50Ms: m.latencyP50Ms,
-    latencyP95Ms: m.latencyP95Ms,
-  }));
-  return { records, metrics: summaryToMetrics(summary), summary, episodes: stored };
+  const tally = new EvaluationTally(env, config, storeQueries);
+  for (const c of evaluationChunks(env, config, step)) {
+    tally.add(c, runner(c.episodes, c.seed));
+    onProgress?.(tally.queries.length, tally.total);
+  }
+  return tally.result();
+}
+
+/** Plays a chunk of episodes to the end, asynchronously (the trainer's rollout drivers, rollout/drivers.ts). */
+export type AsyncEpisodeRunner = (episodes: Episode[], seed: number) => Promise<EvaluatedEpisode[]>;
+
+/** `evaluateWith` for a runner that awaits (an external program); the same chunks, seeds and records. */
+export async function evaluateAsync(
+  env: Environment,
+  config: RunConfig,
+  runner: AsyncEpisodeRunner,
+  step: number,
+  onProgress?: (done: number, total: number) => void,
+  storeQueries = 0,
+): Promise<EvaluationResult> {
+  const tally = new EvaluationTally(env, config, storeQueries);
+  for (const c of evaluationChunks(env, config, step)) {
+    tally.add(c, await runner(c.episodes, c.seed));
+    onProgress?.(tally.queries.length, tally.total);
+  }
+  return tally.result();
+}
+
+/** The run's rollout driver as an evaluation runner: eval temperature, no top-p, as modelRunner. */
+export function driverRunner(config: RunConfig, driver: RolloutDriver): AsyncEpisodeRunner {
+  return async (episodes, seed) =>
+    (await driver.play(episodes, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }, 'eval')).episodes;
 }

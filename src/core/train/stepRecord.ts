@@ -81,7 +81,7 @@ export function episodeRecords(rollouts: RolloutBatch, data: StepData, prepared:
       split: 'train',
       taskId: ep.episode.task.id,
       benchmark: ep.episode.task.benchmark ?? '',
-      rollout: e % G,
+      rollout: ep.rollout ?? e % G,
       finalAnswer: r.finalAnswer,
       reward: r.teamReward,
       correct: r.correct,

@@ -2,7 +2,7 @@
  * The training loop (read this first of src/core/train). One step:
  *
  *   1. evaluation, when scheduled (before the step's update: the series counts updates done)
- *   2. rollouts: N tasks x G episodes through the orchestrator            (rollout/)
+ *   2. rollouts: N tasks x G episodes through the run's rollout driver   (rollout/drivers.ts)
  *   3. old log-probs (and reference log-probs) by the teacher-forced scorer (stepData.ts)
  *   4. advantages and event validation                                     (srpo/)
  *   5. epochs x event-atomic mini-batches: objective, clip, AdamW           (update.ts)
@@ -38,7 +38,7 @@ import type { RunConfig } from '../config';
 import { mixSeed } from '../models/random';
 import { openPolicies } from '../policies/registry';
 import type { Policies } from '../policies/types';
-import { runRollouts } from '../rollout/orchestrator';
+import { rolloutDriver, type RolloutDriver } from '../rollout/drivers';
 import { batchMetrics, prepareObjectiveBatch } from '../srpo';
 import type { LabStore } from '../store';
 import type { StepRecord } from '../store/records';
@@ -46,10 +46,11 @@ import { BUDGET_METRICS } from '../../shared/budget';
 import { BudgetMeter, loadBudgetTotals, saveBudgetTotals } from './budget';
 import { checkpointDir, restoreOptimizers, savePoliciesCheckpoint } from './checkpoints';
 import { buildEnvironment, createEpisodes, tasksForStep, type Environment, type EnvironmentOptions } from './environment';
-import { evaluate } from './evaluate';
+import { driverRunner, evaluateAsync } from './evaluate';
 import { storedEvalQueries } from './evalEpisodes';
 import { AdamW } from './optimizer';
 import { buildStepData } from './stepData';
+import { StepMetrics } from '../../shared/metricCatalogue';
 import { episodeRecords, rolloutMetrics } from './stepRecord';
 import { runUpdate } from './update';
 
@@ -84,6 +85,8 @@ export interface TrainerOptions {
   onEvaluation?: (step: number) => void;
   /** Progress of a corpus index build while the environment is built (the engine logs it). */
   onIndexProgress?: EnvironmentOptions['onIndexProgress'];
+  /** The run's log (an external workflow's program output goes there). */
+  onLog?: (line: string, level?: 'info' | 'warn' | 'error') => void;
 }
 
 export interface StepSummary {
@@ -108,6 +111,8 @@ export class Trainer {
   /** The run's policies, whatever the model kind (src/core/policies); the KL reference lives inside. */
   readonly policies: Policies;
   private readonly optimizers = new Map<string, AdamW>();
+  /** Plays rollout and evaluation batches (rollout/drivers.ts: lockstep, or an external program). */
+  private readonly driver: RolloutDriver;
   private skippedInARow = 0;
   private lastStoreMs = 0;
   /** First step this trainer will run. */
@@ -131,9 +136,11 @@ export class Trainer {
       for (const p of this.policies.policies()) this.optimizers.set(p.id, new AdamW(this.policies.trainable(p.id), this.config.optimizer));
       if (options.resume) restoreOptimizers(options.resume.dir, this.optimizers);
     } catch (err) {
-      this.dispose();
+      for (const o of this.optimizers.values()) o.dispose();
+      this.policies.dispose();
       throw err;
     }
+    this.driver = rolloutDriver({ config: this.config, policies: this.policies, baseDir: options.baseDir ?? process.cwd(), log: options.onLog });
     this.startStep = options.resume ? options.resume.step + 1 : 0;
     this.committed = this.startStep - 1;
     this.committedHasCheckpoint = options.resume !== undefined;
@@ -159,20 +166,26 @@ export class Trainer {
     return out;
   }
 
-  /** Runs one step (training, or the final evaluation when step is the end step) and records it. */
-  step(step: number, onMiniBatch?: (phase: StepPhase) => void): StepSummary {
+  /**
+   * Runs one step (training, or the final evaluation when step is the end step) and records it.
+   * Async because an external workflow's batches are played by a program (rollout/drivers.ts); the
+   * built-in workflows' batches are synchronous inside and their results unchanged.
+   */
+  async step(step: number, onMiniBatch?: (phase: StepPhase) => void): Promise<StepSummary> {
     const c = this.config;
     const t0 = performance.now();
     const final = step === this.endStep;
     const time: Record<string, number> = {};
-    const metrics: Record<string, number> = {};
+    // Every producer's metrics go through StepMetrics: a key written twice, or not in the catalogue, throws.
+    const merged = new StepMetrics();
+    const metrics = merged.values;
     const record: StepRecord = { step, wallTime: 0, metrics, episodes: [], tokens: step % c.tokenDetailEvery === 0 };
     /** Metrics already committed with the evaluation (returned in the summary, not written again). */
     const early: Record<string, number> = {};
 
     if (c.eval.every > 0 && (step % c.eval.every === 0 || final)) {
       const te = performance.now();
-      const ev = evaluate(this.env, c, this.policies, undefined, step, storedEvalQueries(c));
+      const ev = await evaluateAsync(this.env, c, driverRunner(c, this.driver), step, undefined, storedEvalQueries(c));
       time.eval = performance.now() - te;
       const { store, runId } = this.options;
       const tokens = record.tokens && c.eval.storeTokens; // eval token detail: opt-in (3x the bytes)
@@ -183,7 +196,7 @@ export class Trainer {
         this.options.onEvaluation?.(step);
       } else {
         record.evaluations = ev.records;
-        Object.assign(metrics, ev.metrics);
+        merged.add('eval', ev.metrics);
         if (final) Object.assign(record, { episodes: ev.episodes, tokens }); // the final step trains nothing: its episodes are the evaluation's
       }
     }
@@ -192,15 +205,15 @@ export class Trainer {
     if (!final) {
       let t = performance.now();
       const episodes = createEpisodes(this.env, c, tasksForStep(this.env, c, step), c.rollout.groupSize, `s${step}`);
-      const rollouts = runRollouts(
+      const rollouts = await this.driver.play(
         episodes,
-        { policies: this.policies },
         {
           temperature: c.rollout.temperature,
           topP: c.rollout.topP,
           maxNewTokens: c.rollout.maxNewTokens,
           seed: mixSeed(c.seed, step, 1),
         },
+        'train',
       );
       time.rollout = performance.now() - t;
       time.sampler = rollouts.samplerMs;
@@ -224,11 +237,14 @@ export class Trainer {
       });
       time.update = performance.now() - t;
       // Counted once the step can no longer be abandoned, so a stop checkpoint never holds a half step's cost.
-      Object.assign(metrics, this.budget.add(rollouts));
+      merged.add('budget', this.budget.add(rollouts));
       if (this.budget.reached()) this.endStep = step + 1; // this is the last training step
 
-      Object.assign(metrics, rolloutMetrics(rollouts, data), batchMetrics(prepared), update.metrics);
-      for (const p of this.policies.policies()) metrics[`policy/${p.id}/version`] = p.version;
+      merged
+        .add('rollout', { ...rolloutMetrics(rollouts, data), ...rollouts.metrics })
+        .add('batch', batchMetrics(prepared))
+        .add(['objective', 'update'], update.metrics);
+      merged.add('engine', Object.fromEntries(this.policies.policies().map((p) => [`policy/${p.id}/version`, p.version])));
       record.episodes = episodeRecords(rollouts, data, prepared, update, c.rollout.groupSize);
       this.checkSkips(update.applied, update.skipped, update.lastSkipReason, step);
 
@@ -243,9 +259,8 @@ export class Trainer {
     // Store time of the previous step (this step's own write is still to come).
     if (this.lastStoreMs) time.store_prev = this.lastStoreMs;
     const wallMs = performance.now() - t0;
-    for (const [k, v] of Object.entries(time)) metrics[`time/${k}`] = v / 1000;
-    metrics['time/step'] = wallMs / 1000;
-    Object.assign(metrics, memoryMetrics(), this.policies.metrics?.() ?? {});
+    merged.add('engine', { ...Object.fromEntries(Object.entries(time).map(([k, v]) => [`time/${k}`, v / 1000])), 'time/step': wallMs / 1000 });
+    merged.add('engine', { ...memoryMetrics(), ...(this.policies.metrics?.() ?? {}) });
     record.wallTime = Date.now();
     if (this.options.store && this.options.runId !== undefined) {
       const ts = performance.now();
@@ -293,7 +308,9 @@ export class Trainer {
     }
   }
 
+  /** Frees the weights and ends the rollout driver (an external program is killed, its endpoint closed, without waiting). */
   dispose(): void {
+    void this.driver.dispose();
     for (const o of this.optimizers.values()) o.dispose();
     this.policies?.dispose();
   }

@@ -32,7 +32,7 @@ describe('budget meter', () => {
     expect(new BudgetMeter({ teamTokens: 50 }, { 'budget/team_tokens': 60 }).reached()).toBe('teamTokens'); // restored totals
   });
 
-  it('names the bound that ended a run', () => {
+  it('names the bound that ended a run', async () => {
     expect(endedBy({ teamTokens: 100 }, { 'budget/team_tokens': 120 })).toEqual({ bound: 'teamTokens', label: 'team-token budget of 100 (120 spent)' });
     expect(endedBy({ teamTokens: 100 }, { 'budget/team_tokens': 80 }).bound).toBe('steps');
     expect(endedBy(undefined, {}).label).toBe('step count');
@@ -53,11 +53,11 @@ const small = (overrides: Record<string, unknown> = {}): RunConfig =>
 const trainers: Trainer[] = [];
 afterEach(() => trainers.splice(0).forEach((t) => t.dispose()));
 
-function run(config: RunConfig, store: LabStore, runId: number, runDir: string, resume?: { dir: string; step: number }): StepSummary[] {
+async function run(config: RunConfig, store: LabStore, runId: number, runDir: string, resume?: { dir: string; step: number }): Promise<StepSummary[]> {
   const t = new Trainer({ config, runDir, store, runId, ...(resume ? { resume } : {}) });
   trainers.push(t);
   const out: StepSummary[] = [];
-  for (const s of t.remainingSteps()) out.push(t.step(s)); // lazily, as the engine does
+  for (const s of t.remainingSteps()) out.push(await t.step(s)); // lazily, as the engine does
   return out;
 }
 
@@ -68,11 +68,11 @@ function newRun(config: RunConfig) {
 }
 
 describe('trainer with a budget', () => {
-  it('ends training after the step that reaches the team-token budget', () => {
+  it('ends training after the step that reaches the team-token budget', async () => {
     // Every step generates tokens, so a budget of 1 token is spent by step 0.
     const config = small({ budget: { teamTokens: 1 }, eval: { every: 100, n: 2, queries: 2 } });
     const { store, runId, runDir } = newRun(config);
-    const steps = run(config, store, runId, runDir);
+    const steps = await run(config, store, runId, runDir);
     expect(steps.map((s) => [s.step, s.final])).toEqual([
       [0, false],
       [1, true],
@@ -82,10 +82,10 @@ describe('trainer with a budget', () => {
     expect([...new Set(store.evaluations(runId).map((e) => e.step))]).toEqual([0, 1]); // first and final
   });
 
-  it('counts steps without a budget, recording the cumulative cost every step', () => {
+  it('counts steps without a budget, recording the cumulative cost every step', async () => {
     const config = small({ steps: 2 });
     const { store, runId, runDir } = newRun(config);
-    const steps = run(config, store, runId, runDir);
+    const steps = await run(config, store, runId, runDir);
     expect(steps.map((s) => s.step)).toEqual([0, 1, 2]);
     const tokens = store.metricSeries(runId, 'budget/team_tokens').map((p) => p.value!);
     expect(tokens).toHaveLength(2);
@@ -93,13 +93,13 @@ describe('trainer with a budget', () => {
     expect(tokens[1] - tokens[0]).toBe(steps[1].metrics['cost/tokens'] * 4); // 2 tasks x 2 episodes, cost/tokens is the per-episode mean
   });
 
-  it('resumed after its budget ran out, runs only the final evaluation; the report names the budget', () => {
+  it('resumed after its budget ran out, runs only the final evaluation; the report names the budget', async () => {
     const config = small({ budget: { teamTokens: 1 } });
     const { store, runId, runDir } = newRun(config);
     const first = new Trainer({ config, runDir, store, runId });
     trainers.push(first);
-    first.step(0); // the budget is spent; the "crash" comes before the final step
-    const resumed = run(config, store, runId, runDir, { dir: checkpointDir(runDir, 0), step: 0 });
+    await first.step(0); // the budget is spent; the "crash" comes before the final step
+    const resumed = await run(config, store, runId, runDir, { dir: checkpointDir(runDir, 0), step: 0 });
     expect(resumed.map((s) => [s.step, s.final])).toEqual([[1, true]]);
     const md = markdownReport({
       generatedAt: 0,

@@ -85,7 +85,7 @@ describe('evaluation episodes in the store', () => {
     const config = warm();
     const runId = newRun(store, config);
     const t = trainer(config, store, runId);
-    for (const s of t.remainingSteps()) t.step(s);
+    for (const s of t.remainingSteps()) await t.step(s);
     expect(store.committedSteps(runId)).toEqual([0, 1, 2]);
 
     // Through the API (input validated, the handler the UI calls), every page.
@@ -147,20 +147,20 @@ describe('evaluation episodes in the store', () => {
     }
   }, 120_000);
 
-  it('eval.storeQueries caps the stored queries; eval.storeEpisodes=false stores none but keeps the results; tokens only with eval.storeTokens', () => {
+  it('eval.storeQueries caps the stored queries; eval.storeEpisodes=false stores none but keeps the results; tokens only with eval.storeTokens', async () => {
     const store = LabStore.open(':memory:');
     closers.push(() => store.close());
-    const counts = (config: ReturnType<typeof tiny>) => {
+    const counts = async (config: ReturnType<typeof tiny>) => {
       const runId = newRun(store, config);
       const t = trainer(config, store, runId);
-      for (const s of t.remainingSteps()) t.step(s);
+      for (const s of t.remainingSteps()) await t.step(s);
       const byStep = evalEpisodes(store, runId);
       const members = [...byStep.values()].flat().flatMap((p) => p.events.flatMap((e) => e.members));
       const lists = [...byStep.values()];
       const tasks = lists.map((e) => new Set(e.map((p) => p.taskId)).size);
       return { runId, members, steps: [...byStep.keys()].sort(), sizes: lists.map((e) => e.length), tasks };
     };
-    const capped = counts(tiny({ steps: 1, eval: { every: 1, n: 2, queries: 3, storeQueries: 1 } }));
+    const capped = await counts(tiny({ steps: 1, eval: { every: 1, n: 2, queries: 3, storeQueries: 1 } }));
     expect(capped.steps).toEqual([0, 1]);
     expect(capped.sizes).toEqual([2, 2]); // one query x n = 2, of the 3 evaluated
     expect(capped.tasks).toEqual([1, 1]);
@@ -171,29 +171,29 @@ describe('evaluation episodes in the store', () => {
       expect(m.tokens).toBeNull();
       expect(m.promptLength).toBeGreaterThan(0);
     }
-    const off = counts(tiny({ steps: 1, eval: { every: 1, n: 2, queries: 3, storeEpisodes: false } }));
+    const off = await counts(tiny({ steps: 1, eval: { every: 1, n: 2, queries: 3, storeEpisodes: false } }));
     expect(off.steps).toEqual([]);
     expect(store.evaluations(off.runId).map((e) => e.step)).toEqual([0, 1]);
   }, 60_000);
 
-  it("a crash after a step's evaluation commits, before the step does: the resume redoes it once, as the uninterrupted run stores it", () => {
+  it("a crash after a step's evaluation commits, before the step does: the resume redoes it once, as the uninterrupted run stores it", async () => {
     const store = LabStore.open(':memory:');
     closers.push(() => store.close());
     const config = tiny();
     const twin = newRun(store, config);
     const t0 = trainer(config, store, twin);
-    for (const s of t0.remainingSteps()) t0.step(s);
+    for (const s of t0.remainingSteps()) await t0.step(s);
 
     const runId = newRun(store, config);
     const a = trainer(config, store, runId);
-    a.step(0);
-    a.step(1);
+    await a.step(0);
+    await a.step(1);
     // Step 2's evaluation is committed ahead of it; the process "dies" before the update.
-    expect(() =>
+    await expect(
       a.step(2, (phase) => {
         if (phase === 'before-update') throw new Error('killed');
       }),
-    ).toThrow('killed');
+    ).rejects.toThrow('killed');
     expect(store.committedSteps(runId)).toEqual([0, 1]);
     expect(evalEpisodes(store, runId).get(2)?.length).toBe(config.eval.queries * config.eval.n);
 
@@ -203,7 +203,7 @@ describe('evaluation episodes in the store', () => {
     store.truncateAfter(runId, ckpt.step);
     expect(evalEpisodes(store, runId).get(2)).toBeUndefined();
     const b = trainer(config, store, runId, { dir: ckpt.path, step: ckpt.step });
-    for (const s of b.remainingSteps()) b.step(s);
+    for (const s of b.remainingSteps()) await b.step(s);
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3]);
 
     // Everything but wall-clock latency, per step, in stored order.

@@ -153,20 +153,20 @@ describe('LoRA dropout in the trainer (policies/hf.ts, train/update.ts)', () => 
     expect(Math.abs(one.norm - plain.norm)).toBeGreaterThan(1e-6 * plain.norm);
   });
 
-  it('a resumed run equals the uninterrupted one (masks seeded from run seed, step, epoch and member); checkpoints say lora_dropout', () => {
+  it('a resumed run equals the uninterrupted one (masks seeded from run seed, step, epoch and member); checkpoints say lora_dropout', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'srpo-hf-drop-'));
     const resumedRunDir = mkdtempSync(join(tmpdir(), 'srpo-hf-drop-'));
     const config = hfRunConfig(dir, { steps: 2, policies: { adapter: DROPOUT }, workflow: MIXED_MATH });
     const straight = new Trainer({ config, runDir, baseDir: '/' });
     try {
-      straight.step(0);
+      await straight.step(0);
       const ckpt = checkpointDir(runDir, 0);
       expect(JSON.parse(readFileSync(join(ckpt, 'shared', 'adapter_config.json'), 'utf8')).lora_dropout).toBe(0.2);
-      const s1 = straight.step(1);
+      const s1 = await straight.step(1);
       expect(s1.metrics['grad/norm']).toBeGreaterThan(0); // not vacuous: the step really trained
       const resumed = new Trainer({ config, runDir: resumedRunDir, baseDir: '/', resume: { dir: ckpt, step: 0 } });
       try {
-        const r1 = resumed.step(1);
+        const r1 = await resumed.step(1);
         const strip = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('memory/')));
         expect(strip(r1.metrics)).toEqual(strip(s1.metrics));
         expect(read(resumed.policies.trainable('shared'))).toEqual(read(straight.policies.trainable('shared')));

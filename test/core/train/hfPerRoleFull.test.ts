@@ -112,13 +112,13 @@ describe('per-role full fine-tuning of a Hugging Face model', () => {
     }
   });
 
-  it('checkpoints one float32 transformers folder per role; a resumed run equals the uninterrupted one', () => {
+  it('checkpoints one float32 transformers folder per role; a resumed run equals the uninterrupted one', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'srpo-hf-prf-'));
     const resumedRunDir = mkdtempSync(join(tmpdir(), 'srpo-hf-prf-'));
     const config = hfRunConfig(dir, { steps: 2, policies: PER_ROLE_FULL, workflow: MIXED_MATH, optimizer: { lr: 1e-3 } });
     const straight = new Trainer({ config, runDir, baseDir: '/' });
     try {
-      straight.step(0);
+      await straight.step(0);
       const ckpt = checkpointDir(runDir, 0);
       expect(JSON.parse(readFileSync(join(ckpt, 'policies.json'), 'utf8'))).toMatchObject({ modelKind: 'hf', sharing: 'per-role', policies: ROLE_IDS });
       for (const id of ROLE_IDS) {
@@ -129,12 +129,12 @@ describe('per-role full fine-tuning of a Hugging Face model', () => {
       expect(existsSync(join(ckpt, 'solver', 'optimizer.safetensors'))).toBe(true);
       const versionsAt0 = straight.policies.policies().map((q) => q.version);
       expect(versionsAt0.some((v) => v > 0)).toBe(true);
-      const s1 = straight.step(1);
+      const s1 = await straight.step(1);
       expect(s1.metrics['grad/norm']).toBeGreaterThan(0); // not vacuous: the step really trained
       const resumed = new Trainer({ config, runDir: resumedRunDir, baseDir: '/', resume: { dir: ckpt, step: 0 } });
       try {
         expect(resumed.policies.policies().map((q) => q.version)).toEqual(versionsAt0);
-        const r1 = resumed.step(1);
+        const r1 = await resumed.step(1);
         const strip = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('memory/')));
         expect(strip(r1.metrics)).toEqual(strip(s1.metrics));
         for (const id of ROLE_IDS) expect(read(resumed.policies.trainable(id)), id).toEqual(read(straight.policies.trainable(id)));

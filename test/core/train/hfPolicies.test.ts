@@ -188,13 +188,13 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     }
   });
 
-  it('checkpoints each policy as a peft adapter and resumes to the same weights, versions and optimizer', () => {
+  it('checkpoints each policy as a peft adapter and resumes to the same weights, versions and optimizer', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'srpo-hf-run-'));
     const config = hfRunConfig(dir, { steps: 2, policies: { sharing: 'per-role' }, workflow: MIXED_MATH });
     const straight = new Trainer({ config, runDir, baseDir: '/' });
     const resumedRunDir = mkdtempSync(join(tmpdir(), 'srpo-hf-run-'));
     try {
-      const s0 = straight.step(0);
+      const s0 = await straight.step(0);
       const ckpt = checkpointDir(runDir, 0);
       expect(s0.checkpoint).toBe(ckpt);
       expect(JSON.parse(readFileSync(join(ckpt, 'policies.json'), 'utf8'))).toMatchObject({ modelKind: 'hf', sharing: 'per-role' });
@@ -204,12 +204,12 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
       expect(existsSync(join(ckpt, 'solver', 'optimizer.safetensors'))).toBe(true);
       const versionsAt0 = straight.policies.policies().map((p) => p.version);
       expect(versionsAt0.some((v) => v > 0)).toBe(true);
-      const s1 = straight.step(1);
+      const s1 = await straight.step(1);
       const resumed = new Trainer({ config, runDir: resumedRunDir, baseDir: '/', resume: { dir: ckpt, step: 0 } });
       try {
         expect(resumed.startStep).toBe(1);
         expect(resumed.policies.policies().map((p) => p.version)).toEqual(versionsAt0);
-        const r1 = resumed.step(1);
+        const r1 = await resumed.step(1);
         expect(s1.metrics['grad/norm']).toBeGreaterThan(0); // not vacuous: the step really trained
         const strip = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && !k.startsWith('memory/')));
         expect(strip(r1.metrics)).toEqual(strip(s1.metrics));

@@ -72,12 +72,13 @@ const DIAGNOSTICS = [
 ];
 
 describe('trainer', () => {
-  it('records every step, its events and members, evaluations on schedule and every diagnostic', () => {
+  it('records every step, its events and members, evaluations on schedule and every diagnostic', async () => {
     const config = small();
     const store = LabStore.open(':memory:');
     const runId = store.createRun({ name: 't', preset: 'math-quick', config, seed: config.seed, workflow: 'math', algorithm: 'srpo' });
     const t = trainer(config, { store, runId });
-    const steps: StepSummary[] = [...t.remainingSteps()].map((s) => t.step(s));
+    const steps: StepSummary[] = [];
+    for (const s of t.remainingSteps()) steps.push(await t.step(s));
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3]);
     expect(steps[3].final).toBe(true);
     expect([...new Set(store.evaluations(runId).map((e) => e.step))]).toEqual([0, 2, 3]);
@@ -99,30 +100,31 @@ describe('trainer', () => {
     store.close();
   });
 
-  it('reproduces a run from its seed', () => {
+  it('reproduces a run from its seed', async () => {
     const a = trainer(small({ steps: 1, eval: { every: 0 } }));
     const b = trainer(small({ steps: 1, eval: { every: 0 } }));
-    expect(noTime(a.step(0).metrics)).toEqual(noTime(b.step(0).metrics));
+    expect(noTime((await a.step(0)).metrics)).toEqual(noTime((await b.step(0)).metrics));
     const c = trainer(small({ steps: 1, eval: { every: 0 }, seed: 2 }));
-    expect(noTime(c.step(0).metrics)).not.toEqual(noTime(a.step(0).metrics));
+    expect(noTime((await c.step(0)).metrics)).not.toEqual(noTime((await a.step(0)).metrics));
   });
 
-  it('resumes from a checkpoint exactly where the uninterrupted run would be', () => {
+  it('resumes from a checkpoint exactly where the uninterrupted run would be', async () => {
     const config = small({ eval: { every: 0 } });
     const straight = trainer(config);
-    const full = [0, 1, 2].map((s) => straight.step(s));
+    const full: StepSummary[] = [];
+    for (const s of [0, 1, 2]) full.push(await straight.step(s));
     const first = trainer(config);
-    first.step(0);
-    first.step(1);
+    await first.step(0);
+    await first.step(1);
     const resumed = trainer(config, { resume: { dir: checkpointDir(first.runDir, 1), step: 1 } });
     expect(resumed.startStep).toBe(2);
     expect(resumed.policies.policies().map((p) => p.version)).toEqual(
       straight.policies.policies().map((p) => p.version - (full[2].metrics['update/applied'] ?? 0)),
     );
-    expect(noTime(resumed.step(2).metrics)).toEqual(noTime(full[2].metrics));
+    expect(noTime((await resumed.step(2)).metrics)).toEqual(noTime(full[2].metrics));
   });
 
-  it('runs the search workflow with its retriever', () => {
+  it('runs the search workflow with its retriever', async () => {
     const config = presetConfig('search-quick', {
       steps: 1,
       policies: { ...TINY, modelOverrides: { ...TINY.modelOverrides, contextLength: 512 } },
@@ -130,7 +132,7 @@ describe('trainer', () => {
       eval: { every: 0 },
       checkpointEvery: 0,
     });
-    const s = trainer(config).step(0);
+    const s = await trainer(config).step(0);
     expect(s.metrics['events/complete']).toBeGreaterThan(0);
     expect(Number.isFinite(s.metrics['loss/policy'])).toBe(true);
   });

@@ -1,0 +1,117 @@
+/**
+ * Gathers the sampling requests of every running episode into one batched sampler call per
+ * policy (and sampling setting), the way the built-in orchestrator's lockstep rounds do: a
+ * request waits at most `windowMs` for company, and a batch flushes at once when it reaches
+ * `maxRows`. The sampler call is synchronous (the event loop waits for it); requests that arrive
+ * meanwhile form the next batch.
+ *
+ * Rows of one batch may ask for different numbers of new tokens: the batch samples the largest
+ * and each row keeps its own prefix (a prefix of a sample is a sample, with stop reason `length`
+ * where it was cut), so its recorded ids and log-probs stay exactly what the policy generated.
+ * Seeds: one per flush, mixed from the batch seed and the flush's index; which rows share a
+ * flush depends on arrival times, so an external batch is not bit-reproducible (documented).
+ *
+ * Not here: rendering prompts (render.ts), HTTP (server.ts). Tests: test/external/endpoint.test.ts.
+ */
+import { mixSeed } from '../models/random';
+import type { Policies, SampledCompletion } from '../policies/types';
+
+export interface BatcherOptions {
+  /** How long a request waits for others before its batch is sampled (ms, >= 0). */
+  windowMs: number;
+  /** Rows per sampler call at most (>= 1). */
+  maxRows: number;
+}
+
+export interface SampleJob {
+  policyId: string;
+  prompt: number[];
+  maxNewTokens: number;
+  temperature: number;
+  topP: number;
+}
+
+/** One sampler call, for statistics. */
+export interface SamplerCall {
+  policyId: string;
+  rows: number;
+  ms: number;
+}
+
+interface Waiting extends SampleJob {
+  resolve: (r: SampledCompletion) => void;
+  reject: (e: Error) => void;
+}
+
+export class SampleBatcher {
+  private readonly queues = new Map<string, Waiting[]>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushes = 0;
+  /** Seed of the current batch of rollouts (set per rollout batch). */
+  seed = 0;
+  /** Every sampler call made (the bench and the tests read it). */
+  readonly calls: SamplerCall[] = [];
+
+  constructor(
+    private readonly policies: Policies,
+    private readonly options: BatcherOptions,
+  ) {}
+
+  submit(job: SampleJob): Promise<SampledCompletion> {
+    return new Promise((resolve, reject) => {
+      const key = `${job.policyId}|${job.temperature}|${job.topP}`;
+      const q = this.queues.get(key) ?? [];
+      q.push({ ...job, resolve, reject });
+      this.queues.set(key, q);
+      if (q.length >= this.options.maxRows) this.schedule(0);
+      else this.schedule(this.options.windowMs);
+    });
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer && ms > 0) return; // a flush is already due no later than this one
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush();
+    }, ms);
+  }
+
+  /** Samples every waiting request, in batches of at most maxRows per policy and setting. */
+  private flush(): void {
+    const batches: Waiting[][] = [];
+    for (const [key, q] of this.queues) {
+      for (let i = 0; i < q.length; i += this.options.maxRows) batches.push(q.slice(i, i + this.options.maxRows));
+      this.queues.delete(key);
+    }
+    for (const rows of batches) {
+      const { policyId, temperature, topP } = rows[0];
+      const maxNewTokens = Math.max(...rows.map((r) => r.maxNewTokens));
+      const t0 = performance.now();
+      let out: SampledCompletion[];
+      try {
+        out = this.policies.sample(
+          policyId,
+          rows.map((r) => r.prompt),
+          { maxNewTokens, temperature, topP, seed: mixSeed(this.seed, this.flushes++) },
+        );
+      } catch (err) {
+        for (const r of rows) r.reject(err as Error);
+        continue;
+      }
+      this.calls.push({ policyId, rows: rows.length, ms: performance.now() - t0 });
+      rows.forEach((r, i) => {
+        const s = out[i];
+        if (s.ids.length <= r.maxNewTokens) r.resolve(s);
+        else r.resolve({ ids: s.ids.slice(0, r.maxNewTokens), logp: s.logp.slice(0, r.maxNewTokens), stopReason: 'length' });
+      });
+    }
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const q of this.queues.values()) for (const r of q) r.reject(new Error('the endpoint closed'));
+    this.queues.clear();
+  }
+}
