@@ -1,6 +1,8 @@
 /**
- * Picks the next token from one row of log-probs: the one token chooser of both samplers (the
- * lab's sampler.ts `sampleToken`, the Hugging Face hf/sampler.ts). Greedy (argmax, first of ties)
+ * Picks the next token from one row of log-probs on the host: the slow, obvious reference of the
+ * samplers' token choice (devicePick.ts `TOKEN_PICKERS.host`, and the lab's sampler.ts
+ * `sampleToken`); the samplers choose on the device by default (devicePick.ts), tested draw for
+ * draw against this. Greedy (argmax, first of ties)
  * at temperature 0; else, in transformers' `generate` warper order: temperature, then top-k, then
  * top-p (nucleus: the smallest set of the most probable tokens whose mass reaches topP), then one
  * uniform draw walked over the kept weights. Ids >= validVocab (padded head rows beyond the
@@ -17,7 +19,7 @@
  * step costs tens of ms); they sort after every other id, so the cut is exact: they are sorted
  * and appended only when a top-k or a nucleus reaches past the others.
  * Tests: test/core/models/tokenPick.test.ts (hand-worked draws, the exactness of the pre-filter),
- * sampler.test.ts and hf/sampler.test.ts (frequencies).
+ * sampler.test.ts and hf/sampler.test.ts (frequencies), devicePick.test.ts (the device path against it).
  */
 import type { Uniform } from './random';
 
