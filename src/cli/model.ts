@@ -87,7 +87,7 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   out(`AdamW optimizer state: ${bytes(est.optimizerBytes)}`);
   out(`KV cache per 1k tokens: ${bytes(est.kvCacheBytesPer1kTokens)}`);
   out(
-    `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward`,
+    `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward (layers not recomputed, the head's logits one chunk at a time as the lab computes them)`,
   );
   out(`stop ids: ${generation.stopIds.join(', ') || '(none)'}`);
 }

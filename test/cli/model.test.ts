@@ -4,7 +4,8 @@
  * greedy generation equals transformers' greedy continuation, info prints the sizes, and bad
  * input gets one clear line and a non-zero exit code (no stack trace).
  */
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/commands';
@@ -155,7 +156,22 @@ describe('srpo-lab model info', () => {
     expect(text).toContain('LoRA r=16');
     expect(text).toContain('(10092544)'); // peft's count, test/fixtures/hf-configs/expected.json
     expect(text).toContain('KV cache per 1k tokens: 234.9 MB');
-    expect(text).toMatch(/activations per 1k tokens \(training, sequences of 1024\): 42\.82 GB as the lab's tfjs step keeps them today; 8\.30 GB minimum/);
+    // The minimum by hand: 4 B x (1024 tokens x (28 layers x 61,440 floats + 1024 final-row floats) + 2 x 110 chunk rows x 151,936).
+    expect(text).toMatch(/activations per 1k tokens \(training, sequences of 1024\): 42\.82 GB as the lab's tfjs step keeps them today; 7\.18 GB minimum/);
+  });
+
+  it('a vocabulary of 10 million: the minimum stays below the lab figure (the head is chunked in both)', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'model-info-')), 'qwen3-tiny');
+    cpSync(join(FIXTURES, 'qwen3-tiny'), dir, { recursive: true });
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, vocab_size: 10_000_000 }));
+    const r = await cli(['model', 'info', '--model', dir]);
+    expect(r.err).toBe('');
+    // By hand (hidden 32, q 64, kv 32, intermediate 64, 4 heads, 2 layers, T 1024): per token per layer
+    // 6*32 + 3*64 + 4*32 + 4*64 + 2*4*1024 = 8,960 floats; one head chunk = floor(16Mi / 1e7) = 1 row.
+    // lab: 4 x (1024 x 2 x 8,960 x 6 + 8 x 1 x 1e7 + 1024 x 32) = 760,532,992 B;
+    // minimum: 4 x (1024 x (2 x 8,960 + 32) + 2 x 1 x 1e7) = 153,531,392 B.
+    expect(r.out.join('\n')).toMatch(/: 760\.5 MB as the lab's tfjs step keeps them today; 153\.5 MB minimum saved for the backward/);
   });
 
   it('--json carries the numbers', async () => {

@@ -28,8 +28,8 @@
 export type HeaderReader = 'lab' | 'hf';
 
 interface HeaderWording {
-  /** The u64 prefix claims more header than the file holds. */
-  headerPastEnd: (n: number, after: number) => string;
+  /** The u64 prefix claims more header than the file holds (n: the prefix exactly, a u64 may exceed 2^53). */
+  headerPastEnd: (n: bigint, after: number) => string;
   unsupportedDtype: (dtype: string, readable: string) => string;
   endBeforeBegin: (begin: number, end: number, dataLength: number) => string;
   endPastData: (begin: number, end: number, dataLength: number) => string;
@@ -101,10 +101,11 @@ export function readHeaderLength(prefix: Uint8Array, ctx: HeaderContext<string>)
   const fail = failIn(ctx.source);
   const size = ctx.fileSize;
   if (size < 8 || prefix.length < 8) fail(`truncated: ${size} bytes, shorter than the 8-byte header length`);
-  const n = Number(new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true));
-  if (n > size - 8) fail(HEADER_READERS[ctx.reader].headerPastEnd(n, size - 8));
-  if (n > MAX_HEADER_BYTES) fail(`header of ${n} bytes exceeds the ${MAX_HEADER_BYTES}-byte limit`);
-  return n;
+  // Compared and printed as a BigInt: Number() would round 2^62 + 1 and print 2^62 as 4611686018427388000.
+  const n = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
+  if (n > BigInt(size - 8)) fail(HEADER_READERS[ctx.reader].headerPastEnd(n, size - 8));
+  if (n > BigInt(MAX_HEADER_BYTES)) fail(`header of ${n} bytes exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+  return Number(n);
 }
 
 /**

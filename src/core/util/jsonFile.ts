@@ -9,6 +9,18 @@
  */
 import { readRegularTextFile } from './regularFile';
 
+/**
+ * The words for a JSON number out of double range: JSON.parse reads 1e309 as Infinity, which
+ * JSON.stringify would print as null. Callers say `field "x" ${NOT_FINITE}`.
+ */
+export const NOT_FINITE = `is out of range: a number beyond ${Number.MAX_VALUE} in size, which reads as infinity`;
+
+/** A parsed JSON value for an error message: JSON text, except that a number out of range says so. */
+export function jsonValueText(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return `${v} (a number beyond ${Number.MAX_VALUE} in size)`;
+  return JSON.stringify(v);
+}
+
 export function readJsonFile(file: string, maxBytes: number): unknown {
   const text = readRegularTextFile(file, maxBytes);
   try {

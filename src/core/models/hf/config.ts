@@ -19,7 +19,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readJsonFile } from '../../util/jsonFile';
+import { jsonValueText, NOT_FINITE, readJsonFile } from '../../util/jsonFile';
 import { MODEL_FILE_LIMITS } from '../fileLimits';
 import {
   HF_ARCHITECTURES,
@@ -112,7 +112,8 @@ class Fields {
       return fallback;
     }
     const v = json[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) this.fail(prefix + key, `must be a number, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number') this.fail(prefix + key, `must be a number, got ${JSON.stringify(v)}`);
+    if (!Number.isFinite(v)) this.fail(prefix + key, NOT_FINITE);
     return v;
   }
 
@@ -140,7 +141,7 @@ class Fields {
     const v = this.present(json, key) ? json[key] : fallback;
     if (v === null) return [];
     const list = Array.isArray(v) ? v : [v];
-    if (!list.every((x) => Number.isInteger(x) && (x as number) >= 0)) this.fail(key, `must be a token id or a list of them, got ${JSON.stringify(v)}`);
+    if (!list.every((x) => Number.isInteger(x) && (x as number) >= 0)) this.fail(key, `must be a token id or a list of them, got ${jsonValueText(v)}`);
     return list as number[];
   }
 }

@@ -5,9 +5,11 @@
  * into the backend (safetensorsFile.ts -> model.ts `HfModel.fromSource`). Only orchestration:
  * every file's reading and checking is in the file named.
  *
- * Order: everything that is only files (configs, tokenizer, tokenizer vs vocab_size, adapter) is
- * read and checked first, so a bad folder fails before a byte of weights is read; then the
- * weights, whose loader disposes what it created on an error. Nothing half-loaded: on an error
+ * Order: everything that is only files (configs, tokenizer, tokenizer vs vocab_size) is read and
+ * checked first; then the weights' headers (no tensor data) are opened and config.json's sizes
+ * held against them (weights.ts `checkConfigScale`) before anything sized by config.json is built
+ * (the adapter's expected shapes, the model); then the adapter, so a bad folder fails before a
+ * byte of weights is read; then the weights, whose loader disposes what it created on an error. Nothing half-loaded: on an error
  * no tensor is left behind and the error names the file, the tensor or the field.
  *
  * Tests: test/core/models/hf/load.test.ts (the fixtures of test/fixtures/hf, broken copies of
@@ -20,6 +22,7 @@ import { HfModel } from './model';
 import { openTensorSource } from './safetensorsFile';
 import { checkTokenizerFitsModel, HfTokenizer } from './tokenizer';
 import type { HfGenerationConfig, HfModelConfig, LoraAdapterConfig } from './types';
+import { checkConfigScale } from './weights';
 
 export interface LoadHfOptions {
   /** A peft adapter folder (adapter_config.json + adapter_model.safetensors) applied on the base. */
@@ -52,14 +55,15 @@ export function loadHfModel(dir: string, options: LoadHfOptions = {}): LoadedHfM
   const tokenizer = HfTokenizer.fromFolder(dir);
   checkTokenizerFitsModel(tokenizer, config, dir);
   let adapter: { dir: string; config: LoraAdapterConfig; pairs: ReturnType<typeof readLoraAdapter>['pairs'] } | undefined;
-  if (options.adapter !== undefined) {
-    if (!existsSync(options.adapter)) throw new Error(`adapter folder ${options.adapter} does not exist`);
-    const read = readLoraAdapter(options.adapter, config);
-    adapter = { dir: options.adapter, config: read.config, pairs: read.pairs };
-  }
-  const source = openTensorSource(dir);
+  const source = openTensorSource(dir); // headers only
   let model: HfModel;
   try {
+    checkConfigScale(config, source);
+    if (options.adapter !== undefined) {
+      if (!existsSync(options.adapter)) throw new Error(`adapter folder ${options.adapter} does not exist`);
+      const read = readLoraAdapter(options.adapter, config);
+      adapter = { dir: options.adapter, config: read.config, pairs: read.pairs };
+    }
     model = HfModel.fromSource(config, source, { lora: adapter?.pairs, trainable: options.trainable, validVocab: tokenizer.vocabSize });
   } finally {
     source.close?.(); // the weights are in the backend now (or the load failed): no open file descriptors either way

@@ -16,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readJsonFile } from '../../util/jsonFile';
+import { jsonValueText, NOT_FINITE, readJsonFile } from '../../util/jsonFile';
 import { MODEL_FILE_LIMITS } from '../fileLimits';
 import { openTensorSource } from './safetensorsFile';
 import type { HfModelConfig, LoraAdapterConfig, LoraPair } from './types';
@@ -58,13 +58,14 @@ export function parseLoraConfig(json: Record<string, unknown>, file: string): Lo
     if (json[key] != null && !ok(json[key])) fail(key, `is ${JSON.stringify(json[key])}, which this LoRA implementation does not support`);
   }
   const r = json.r;
-  if (!Number.isInteger(r) || (r as number) < 1) fail('r', `must be a positive integer, got ${JSON.stringify(r)}`);
+  if (!Number.isInteger(r) || (r as number) < 1) fail('r', `must be a positive integer, got ${jsonValueText(r)}`);
   const alpha = json.lora_alpha ?? 8; // peft's default
-  if (typeof alpha !== 'number' || !Number.isFinite(alpha)) fail('lora_alpha', `must be a number, got ${JSON.stringify(alpha)}`);
+  if (typeof alpha !== 'number') fail('lora_alpha', `must be a number, got ${JSON.stringify(alpha)}`);
+  if (!Number.isFinite(alpha)) fail('lora_alpha', NOT_FINITE);
   const rslora = json.use_rslora ?? false;
   if (typeof rslora !== 'boolean') fail('use_rslora', `must be true or false, got ${JSON.stringify(rslora)}`);
   const dropout = json.lora_dropout ?? 0;
-  if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('lora_dropout', `must be in [0, 1), got ${JSON.stringify(dropout)}`);
+  if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('lora_dropout', `must be in [0, 1), got ${jsonValueText(dropout)}`);
   let targets = json.target_modules;
   if (targets === 'all-linear') targets = [...LORA_TARGET_MODULES];
   if (!Array.isArray(targets) || targets.length === 0 || !targets.every((t) => typeof t === 'string')) {

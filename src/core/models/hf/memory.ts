@@ -16,9 +16,14 @@
  *     projection, MLP output) + 3q + 4kv (q, k, v before and after norm/RoPE; q once more as the
  *     attention output) + 4I (gate, up, silu(gate), their product) + 2 * heads * T (attention
  *     scores and their softmax: the quadratic term)
- *     plus, once per token, 2 * vocab (logits and their log-softmax) + H (final norm);
- *     times 4 bytes times 1024 tokens. This is the textbook minimum a backward pass needs
- *     without recomputation, not what the lab's tfjs step peaks at:
+ *     plus, per token, H (the final rows the head reads), and once, 2 * chunkRows * vocab: the
+ *     logits and log-softmax of one head chunk (`headChunkRows`: HEAD_CHUNK_FLOATS / vocab rows,
+ *     at most the tokens), since the head's logits are cheap to recompute chunk by chunk and the
+ *     lab does so; times 4 bytes, over 1024 tokens. This is the minimum a backward pass needs
+ *     without recomputing the layers, and never more than what the lab's tfjs step peaks at
+ *     (below: the same head at 8 blocks, the same layers at LAB_TAPE_FACTOR). Keeping every
+ *     token's logits instead (2 * vocab per token) would make this "minimum" exceed the lab's
+ *     figure for large vocabularies (82 GB against 0.8 GB at vocab_size 1e7):
  * - lab peak of a training step (`trainingPeakBytes`, measured with tf.profile peakBytes on four
  *   Qwen3-shaped variants: hidden 128/256, 2/4/8 layers, vocabulary 2k/8k, sequences 64/128,
  *   LoRA r=8 on every linear; wasm), in two parts that the implementation keeps apart:
@@ -73,7 +78,7 @@ export interface HfMemoryEstimate {
   optimizerBytes: number;
   /** 2 * layers * kvHeads * headDim * 4 * 1024. */
   kvCacheBytesPer1kTokens: number;
-  /** The minimum a backward pass keeps (formula in the file header). */
+  /** The minimum a backward pass keeps without recomputing the layers, the head one chunk at a time (header); at most `labActivationBytesPer1kTokens`. */
   activationBytesPer1kTokens: number;
   /** What the lab's tfjs training step peaks at without recomputation, per 1k tokens (`trainingPeakBytes` of 1024 tokens). */
   labActivationBytesPer1kTokens: number;
@@ -144,6 +149,11 @@ function perTokenPerLayer(c: HfModelConfig, T: number): number {
   return 6 * c.hiddenSize + 3 * q + 4 * kv + 4 * c.intermediateSize + 2 * c.numHeads * T;
 }
 
+/** Rows of one head chunk: the scorer's [rows, vocab] logits block holds at most HEAD_CHUNK_FLOATS; at least one row, at most the tokens. */
+export function headChunkRows(c: HfModelConfig, tokens: number): number {
+  return Math.max(1, Math.min(tokens, Math.floor(HEAD_CHUNK_FLOATS / c.vocabSize)));
+}
+
 /**
  * Peak activation bytes of one training step of the lab's tfjs implementation (scoreHf forward +
  * backward; weights, gradients of the weights and optimizer state not included) over `tokens`
@@ -152,8 +162,7 @@ function perTokenPerLayer(c: HfModelConfig, T: number): number {
 export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean }): number {
   const { tokens, seqLen: T } = opts;
   const layer = perTokenPerLayer(c, T);
-  const chunkRows = Math.max(1, Math.min(tokens, Math.floor(HEAD_CHUNK_FLOATS / c.vocabSize)));
-  const head = HEAD_BLOCKS * chunkRows * c.vocabSize; // floats, one chunk's backward
+  const head = HEAD_BLOCKS * headChunkRows(c, tokens) * c.vocabSize; // floats, one chunk's backward
   const rows = tokens * c.hiddenSize; // final rows kept by the head ops
   if (!opts.recompute) return 4 * (tokens * c.numLayers * layer * LAB_TAPE_FACTOR + head + rows);
   const kept = tokens * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
@@ -168,14 +177,15 @@ export function estimateHfMemory(c: HfModelConfig, opts: HfMemoryOptions = {}): 
   const targetModules = [...(opts.targetModules ?? HF_LINEAR_MODULES)];
   const trainable = opts.loraR !== undefined ? loraParameterCount(c, opts.loraR, targetModules) : parameters;
   const kv = c.numKvHeads * c.headDim;
-  const perToken = c.numLayers * perTokenPerLayer(c, seqLen) + 2 * c.vocabSize + c.hiddenSize;
+  const perToken = c.numLayers * perTokenPerLayer(c, seqLen) + c.hiddenSize; // the layers' saved tensors, the final rows
+  const headChunk = 2 * headChunkRows(c, 1024) * c.vocabSize; // one chunk's logits and log-softmax (header)
   return {
     parameters,
     weightBytes: parameters * 4,
     trainableParameters: trainable,
     optimizerBytes: trainable * 2 * 4,
     kvCacheBytesPer1kTokens: 2 * c.numLayers * kv * 4 * 1024,
-    activationBytesPer1kTokens: perToken * 4 * 1024,
+    activationBytesPer1kTokens: 4 * (perToken * 1024 + headChunk),
     labActivationBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: false }),
     labRecomputeBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: true }),
     seqLen,

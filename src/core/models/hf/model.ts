@@ -191,8 +191,8 @@ export class HfModel {
     if (!Number.isInteger(validVocab) || validVocab < 1 || validVocab > config.vocabSize) {
       throw new Error(`${source.origin}: validVocab ${validVocab} must be an integer in [1, vocab_size ${config.vocabSize}]`);
     }
+    checkWeights(config, source); // config.json's sizes against the headers, before anything sized by them is built
     const rope = ropeInvFreq(config.rope, config.headDim); // a bad RoPE config fails before any tensor is read
-    checkWeights(config, source);
     const id = nextModelId++;
     const trainable = options.trainable ?? false;
     const loraPairs = options.lora ?? [];

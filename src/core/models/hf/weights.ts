@@ -8,6 +8,12 @@
  * Every problem is listed in one error, each line naming the tensor, the expected and found
  * shape and the file.
  *
+ * Before that list is built (its length grows with num_hidden_layers), `checkConfigScale` holds
+ * the layer count against the layer indices the weights hold, so `num_hidden_layers: 1000000` is
+ * refused at once, not after building a million layers' names. Every other size of config.json
+ * (vocab_size, hidden_size, head_dim, ...) only enters the expected shapes, which are numbers:
+ * a `head_dim` of a billion is a shape mismatch here, before model.ts builds anything sized by it.
+ *
  * Pure (reads only headers through the TensorSource). Tests: test/core/models/hf/weights.test.ts.
  */
 import type { HfArchitecture, HfModelConfig, TensorSource } from './types';
@@ -71,6 +77,31 @@ export function expectedWeights(config: HfModelConfig): WeightSpec[] {
   return out;
 }
 
+const LAYER_INDEX = /^model\.layers\.(\d+)\./;
+
+/** The layer indices the checkpoint holds, in words: "layers 0..27", "no layers", "3 layers (0, 1, 5)". */
+function layersHeld(indices: number[]): string {
+  if (indices.length === 0) return 'no layers';
+  const max = indices[indices.length - 1];
+  if (max === indices.length - 1) return indices.length === 1 ? 'layer 0 only' : `layers 0..${max}`;
+  const shown = indices.slice(0, 8).join(', ');
+  return `${indices.length} layers (${shown}${indices.length > 8 ? ', ...' : ''})`;
+}
+
+/** config.json's layer count against the layer indices of the checkpoint's tensor names (header); one error naming both. */
+export function checkConfigScale(config: HfModelConfig, source: TensorSource): void {
+  const indices = new Set<number>();
+  for (const name of source.names()) {
+    const m = LAYER_INDEX.exec(name);
+    if (m) indices.add(Number(m[1]));
+  }
+  const sorted = [...indices].sort((a, b) => a - b);
+  const n = config.numLayers;
+  if (sorted.length !== n || sorted[n - 1] !== n - 1) {
+    throw new Error(`${source.origin}: config.json says ${n} layer${n === 1 ? '' : 's'} (num_hidden_layers) but the weights hold ${layersHeld(sorted)}`);
+  }
+}
+
 const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 const fmt = (shape: readonly number[]): string => `[${shape.join(', ')}]`;
 
@@ -82,6 +113,7 @@ const TOLERATED: { test: (name: string, config: HfModelConfig) => boolean; ok: (
 
 /** Throws one error listing every missing, misshapen or unknown tensor of `source` for `config`. */
 export function checkWeights(config: HfModelConfig, source: TensorSource): void {
+  checkConfigScale(config, source);
   // Missing and unknown tensors first: they say "another architecture" faster than shapes do.
   const missing: string[] = [];
   const unknown: string[] = [];

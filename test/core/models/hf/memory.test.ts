@@ -65,6 +65,16 @@ describe('estimateHfMemory on real configs (counts from transformers and peft)',
     expect(estimateHfMemory(c, { seqLen: 4096 }).activationBytesPer1kTokens).toBeGreaterThan(est.activationBytesPer1kTokens);
   });
 
+  it('the minimum never exceeds the lab figure, however large the vocabulary (both chunk the head)', () => {
+    const base = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
+    for (const vocabSize of [320, 151_936, 1_000_000, 10_000_000, 100_000_000]) {
+      for (const hiddenSize of [32, 1024]) {
+        const est = estimateHfMemory({ ...base, vocabSize, hiddenSize });
+        expect(est.activationBytesPer1kTokens).toBeLessThanOrEqual(est.labActivationBytesPer1kTokens);
+      }
+    }
+  });
+
   it('refuses a LoRA target that is not a linear, and a bad rank', () => {
     const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
     expect(() => loraParameterCount(c, 8, ['q_proj', 'lm_head'])).toThrow(/"lm_head" is not a linear of qwen3; valid: q_proj/);
