@@ -13,7 +13,7 @@
  * (reportCsv.ts) and suite tables (reportSuite.ts), re-exported here. Tested by test/server/server.test.ts (content),
  * test/shared/reportEscape.test.ts (escaping) and test/e2e/lab.test.ts (downloads from the UI).
  */
-import { metricTitle } from './metricCatalogue';
+import { metricKind, metricTitle } from './metricCatalogue';
 import { configsDiff, emaSmooth, evalTable, formatMeanStd } from './analysis';
 import { figureSeries, figureSvg } from './reportChart';
 import type { RunDetail, SeriesMap } from './api';
@@ -30,6 +30,8 @@ export { suiteSectionMarkdown, suiteTableCsv, suiteTableRows } from './reportSui
 
 export interface ReportRun {
   run: RunDetail;
+  /** The run's preset resolved with no change (the report shows the run's config as its difference from it); absent: a custom config. */
+  presetConfig?: unknown;
   /** Downsampled series of the charted keys. */
   series: SeriesMap;
   evaluations: StoredEvaluation[];
@@ -92,15 +94,64 @@ const pct = (v: number | null | undefined): string => (v === null || v === undef
 /** EMA weight of the report's smoothed curves (the dashboard's default). */
 const REPORT_SMOOTHING = 0.6;
 
-/** The report's figures: every charted key some run has, raw + EMA (evaluations raw), seeds as mean ± std bands. */
+/** A key some run has points of, not all of them zero (an all-zero figure says nothing a table would not). */
+function chartedKeys(data: ReportData): string[] {
+  return REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.some((p) => p.value !== null && p.value !== 0)));
+}
+
+/** Smoothing of a key's figure: evaluations and running totals are drawn raw (a smoothed total ends below its value). */
+const figureSmoothing = (k: string) => (k.startsWith('eval/') || metricKind(k) === 'cumulative' ? 0 : REPORT_SMOOTHING);
+
+/** The report's figures: every charted key some run has, raw + EMA (evaluations and totals raw), seeds as mean ± std bands. */
 function reportFigures(data: ReportData, n: number): string {
-  return REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length))
+  return chartedKeys(data)
     .map((k) => {
       const runs = data.runs.map((r) => ({ id: r.run.id, name: r.run.name, config: r.run.config, points: r.series[k] ?? [] }));
-      const title = metricTitle(k).replace('Avg@n', `Avg@${n}`).replace('Pass@n', `Pass@${n}`);
-      return figureSvg({ title, yTitle: k, xTitle: 'step', percent: isRateKey(k), series: figureSeries(runs, k.startsWith('eval/') ? 0 : REPORT_SMOOTHING) });
+      const title = nTitle(k, n);
+      return figureSvg({ title, yTitle: k, xTitle: 'step', percent: isRateKey(k), series: figureSeries(runs, figureSmoothing(k)) });
     })
     .join('\n');
+}
+
+/** A key's catalogue title with the evaluations' n in place of "n" (Avg@4). */
+const nTitle = (k: string, n: number | 'n') => metricTitle(k).replace('Avg@n', `Avg@${n}`).replace('Pass@n', `Pass@${n}`);
+
+/** A last value as a table shows it: whole numbers whole (19318, not 19320), rates in percent, else 4 significant digits. */
+function lastValue(k: string, v: number | null | undefined): string {
+  if (isRateKey(k)) return pct(v);
+  if (v !== null && v !== undefined && Number.isInteger(v)) return String(v);
+  return fmt(v);
+}
+
+/** The config shown in a report: its difference from its preset, and a few fields that say what ran. */
+function configSummary(r: ReportRun): { changes: { path: string; preset: string; run: string }[] | null; fields: [string, string][] } {
+  const c = (r.run.config ?? {}) as Record<string, unknown>;
+  const get = (path: string): unknown =>
+    path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), c);
+  const show = (v: unknown) => (v === undefined ? '–' : typeof v === 'string' ? v : JSON.stringify(v));
+  const fields: [string, string][] = (
+    [
+      ['workflow', 'workflow.name'],
+      ['objective', 'objective.algorithm'],
+      ['model', 'policies.model'],
+      ['model folder', 'policies.init'],
+      ['sharing', 'policies.sharing'],
+      ['steps', 'steps'],
+      ['tasks per step', 'rollout.tasksPerStep'],
+      ['group size', 'rollout.groupSize'],
+      ['learning rate', 'optimizer.lr'],
+      ['train tasks', 'tasks.train'],
+      ['eval tasks', 'tasks.eval'],
+      ['seed', 'seed'],
+    ] as const
+  )
+    .filter(([, p]) => get(p) !== undefined && get(p) !== null)
+    .map(([label, p]) => [label, show(get(p))]);
+  if (r.presetConfig === undefined) return { changes: null, fields };
+  const changes = configsDiff([r.presetConfig, r.run.config])
+    .filter((d) => d.path !== 'name' && d.path !== 'seed')
+    .map((d) => ({ path: d.path, preset: show(d.values[0]), run: show(d.values[1]) }));
+  return { changes, fields };
 }
 
 /** The evaluation table of the reports (each run's last evaluation, grouped over seeds): header and rows of plain text, and n. */
@@ -155,11 +206,22 @@ export function htmlReport(data: ReportData): string {
   const evalTab = evaluationTable(data);
   const charts = reportFigures(data, Number(evalTab.n) || 0);
   const diff = data.runs.length > 1 ? configsDiff(data.runs.map((r) => r.run.config)) : [];
+  // Each run's config as what matters: a few fields, its changes from its preset; the whole JSON folded (not printed).
   const configs = data.runs
-    .map(
-      (r) =>
-        `<details${data.runs.length === 1 ? ' open' : ''}><summary>Config of run ${r.run.id}</summary><pre>${escapeHtml(JSON.stringify(r.run.config, null, 2))}</pre></details>`,
-    )
+    .map((r) => {
+      const { changes, fields } = configSummary(r);
+      const changed =
+        changes === null
+          ? '<p><small>A custom config (no preset): every field is in the full config below.</small></p>'
+          : changes.length
+            ? table(
+                ['field', `preset ${r.run.preset}`, `run ${r.run.id}`],
+                changes.map((d) => [d.path, d.preset, d.run]),
+              )
+            : `<p><small>No change from preset ${escapeHtml(String(r.run.preset))}.</small></p>`;
+      return `<h3>Config of run ${r.run.id}</h3><div class="config">${table(['field', 'value'], fields)}${changes === null ? '' : `<div><h4>Changes from preset ${escapeHtml(String(r.run.preset))}</h4>`}${changed}${changes === null ? '' : '</div>'}</div>
+<details class="full-config"><summary>Full config of run ${r.run.id} (JSON)</summary><pre>${escapeHtml(JSON.stringify(r.run.config, null, 2))}</pre></details>`;
+    })
     .join('\n');
   const evalDetail = data.runs
     .map(
@@ -193,8 +255,8 @@ export function htmlReport(data: ReportData): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1040px}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ccd;padding:3px 8px;text-align:left}th{background:#eef1f6}.charts{display:flex;flex-wrap:wrap;gap:8px}.charts svg{border:1px solid #e3e6ee;max-width:100%;height:auto}pre{background:#f6f7fa;padding:8px;font-size:12px;overflow:auto}small{color:#667}.nowrap td,.nowrap th{white-space:nowrap}td{overflow-wrap:anywhere}
-@page{size:A4;margin:12mm 10mm}@media print{body{margin:0;max-width:none;font-size:11px}table{font-size:9.5px}th,td{padding:2px 4px}.nowrap table{font-size:8.5px}.nowrap th,.nowrap td{padding:2px 3px}.charts svg{break-inside:avoid}h2{break-after:avoid}}</style>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1040px}table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}th,td{border:1px solid #ccd;padding:3px 8px;text-align:left}th{background:#eef1f6}.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:8px}.charts svg{border:1px solid #e3e6ee;width:100%;height:auto}.config{display:flex;flex-wrap:wrap;gap:0 24px;align-items:flex-start}h4{margin:8px 0 0;font-size:13px}pre{background:#f6f7fa;padding:8px;font-size:12px;overflow:auto}small{color:#667}.nowrap td,.nowrap th{white-space:nowrap}td{overflow-wrap:anywhere}
+@page{size:A4;margin:12mm 10mm}@media print{body{margin:0;max-width:none;font-size:11px}.full-config{display:none}table{font-size:9.5px}th,td{padding:2px 4px}.nowrap table{font-size:8.5px}.nowrap th,.nowrap td{padding:2px 3px}.charts svg{break-inside:avoid}h2{break-after:avoid}}</style>
 </head><body>
 <h1>${escapeHtml(title)}</h1>
 <p><small>Generated ${new Date(data.generatedAt).toISOString()} by SRPO Lab.</small></p>
@@ -255,8 +317,13 @@ export function markdownReport(data: ReportData): string {
   const keys = REPORT_CHART_KEYS.filter((k) => data.runs.some((r) => r.series[k]?.length));
   out.push(
     tableMd(
-      ['metric', ...data.runs.map((r) => `run ${r.run.id}`)],
-      keys.map((k) => [isRateKey(k) ? `${k} (%)` : k, ...data.runs.map((r) => (isRateKey(k) ? pct : fmt)(r.series[k]?.at(-1)?.value))]),
+      ['metric', 'key', ...data.runs.map((r) => `run ${r.run.id}`)],
+      // Titles are the catalogue's own text (no user input): written as they are, not escaped.
+      keys.map((k) => [
+        { md: isRateKey(k) ? `${nTitle(k, evalTab.n)}, %` : nTitle(k, evalTab.n) },
+        { md: markdownCode(k) },
+        ...data.runs.map((r) => lastValue(k, r.series[k]?.at(-1)?.value)),
+      ]),
     ),
   );
   out.push('', '## Smoothed reward/mean (EMA 0.6)', '', smoothedRewardTable(data, tableMd));
@@ -273,10 +340,34 @@ export function markdownReport(data: ReportData): string {
     );
   }
   for (const r of data.runs) {
+    const { changes, fields } = configSummary(r);
+    out.push(
+      '',
+      `## Config of run ${r.run.id}`,
+      '',
+      tableMd(
+        ['field', 'value'],
+        fields.map(([f, v]) => [f, { md: markdownCode(v) }]),
+      ),
+    );
+    if (changes)
+      out.push(
+        '',
+        changes.length ? `Changes from preset ${escapeMarkdown(String(r.run.preset))}:` : `No change from preset ${escapeMarkdown(String(r.run.preset))}.`,
+        ...(changes.length
+          ? [
+              '',
+              tableMd(
+                ['field', 'preset', 'run'],
+                changes.map((d) => [{ md: markdownCode(d.path) }, { md: markdownCode(d.preset) }, { md: markdownCode(d.run) }]),
+              ),
+            ]
+          : []),
+      );
     const json = JSON.stringify(r.run.config, null, 2);
     // A fence longer than any backtick run inside: no value can close it early.
     const fence = '`'.repeat(Math.max(3, ...(json.match(/`+/g) ?? []).map((run) => run.length + 1)));
-    out.push('', `## Config of run ${r.run.id}`, '', `${fence}json`, json, fence);
+    out.push('', `Full config of run ${r.run.id}:`, '', `${fence}json`, json, fence);
   }
   return `${out.join('\n')}\n`;
 }

@@ -10,6 +10,7 @@
  */
 import { LabApiError, type ApiParsedInput, type ReportFile, type SeriesMap } from '../../shared/api';
 import { eventsCsv, htmlReport, markdownReport, metricsCsv, REPORT_CHART_KEYS, suiteTableCsv, type ReportData } from '../../shared/report';
+import { presetConfig } from '../config';
 import { buildSuiteTable, type SuiteDetail } from '../../shared/suites';
 import type { EventSummary } from '../store';
 import type { LabContext } from './labContext';
@@ -102,6 +103,16 @@ function runsTable({ ctx: { store }, runIds, baseline }: ReportSource): SuiteDet
   return buildSuiteTable(rows, [], baseline);
 }
 
+/** The preset's own config, which a report shows the run's config against; undefined for a custom config or a preset this version lacks. */
+function presetBaseline(preset: string | null): unknown {
+  if (!preset) return undefined;
+  try {
+    return presetConfig(preset);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Each run's detail, the report's chart series (400 points at most) and its evaluations. */
 function reportData(ctx: LabContext, runIds: number[]): ReportData {
   const { store } = ctx;
@@ -112,7 +123,7 @@ function reportData(ctx: LabContext, runIds: number[]): ReportData {
       const keys = new Set(store.metricKeys(id));
       const series: SeriesMap = {};
       for (const k of REPORT_CHART_KEYS) if (keys.has(k)) series[k] = store.metricSeries(id, k, { maxPoints: 400 }).map(seriesPoint);
-      return { run, series, evaluations: store.evaluations(id) };
+      return { run, series, evaluations: store.evaluations(id), presetConfig: presetBaseline(run.preset) };
     }),
   };
 }
