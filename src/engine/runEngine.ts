@@ -12,9 +12,10 @@
  * The engine writes its run only while it holds the run's lease (src/core/store/leases.ts): it
  * takes it over from the host that launched it (its parent reserved it as `starting`), or from a
  * dead holder, and refuses to touch the run while anyone else holds it alive. Its heartbeat is
- * refreshed by a timer and, because a step is synchronous, also at every mini-batch and between
- * steps. If a refresh is refused (someone judged it dead and took over), it stops writing at once:
- * no status, no stop checkpoint.
+ * written from a worker thread with its own connection (store/leaseHeartbeat.ts), which a long
+ * synchronous step does not block, and also at every mini-batch and between steps, where a
+ * refused refresh is noticed. If a refresh is refused (someone judged it dead and took over), it
+ * stops writing at once: no status, no stop checkpoint.
  *
  * Not here: the process wiring (main.ts: argv, IPC, signals), starting engines (src/core/host).
  * Tests: test/engine/*.test.ts run it for real in a forked process.
@@ -27,7 +28,7 @@ import { runDirFor, stopFlagPath } from '../core/host/paths';
 import { corpusProgressLine, type CorpusProgress } from '../core/data/corpusIndex';
 import { initBackend } from '../core/models/backend';
 import { LabStore } from '../core/store';
-import { acquireLease, describeLease, getLease, leaseHolder, LeaseKeeper, releaseLease } from '../core/store/leases';
+import { acquireLease, describeLease, getLease, HEARTBEAT_EVERY_MS, leaseHolder, LeaseKeeper, leaseTimeoutMs, releaseLease } from '../core/store/leases';
 import { isFinalStatus, type FinalStatus } from '../shared/records';
 import { Trainer } from '../core/train/trainer';
 import { EngineControl, StopRequested } from './control';
@@ -79,8 +80,10 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
   const runDir = runDirFor(req.dbPath, req.runId);
   mkdirSync(runDir, { recursive: true });
   const ctl = control ?? new EngineControl(stopFlagPath(runDir));
-  // A lease lost while paused (only the timer beats then) ends the wait; the loop then finds it lost.
-  const keeper = new LeaseKeeper(store.db, req.runId, holder, () => ctl.stop('lease lost')).start();
+  // The heartbeat thread beats through every step, at least four times per lease timeout. A lease
+  // lost while paused (only the thread beats then) ends the wait; the loop then finds it lost.
+  const beatEvery = Math.max(50, Math.min(HEARTBEAT_EVERY_MS, leaseTimeoutMs() / 4));
+  const keeper = new LeaseKeeper(store.db, req.runId, holder, () => ctl.stop('lease lost')).start(beatEvery);
   const owned = (): boolean => {
     if (keeper.lost) return false;
     try {
