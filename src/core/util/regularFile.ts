@@ -9,8 +9,7 @@
  * `fstat`; read at most the size seen there. Errors name the file and say what it is in words.
  *
  * Not here: which limit each file gets (../models/fileLimits.ts). Tests:
- * test/core/util/regularFile.test.ts, and through the model readers
- * (test/core/models/hf/fileChecks.test.ts).
+ * test/core/models/hf/fileChecks.test.ts (through the model readers, and the reader itself).
  */
 import * as fs from 'node:fs';
 

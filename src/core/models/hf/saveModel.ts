@@ -35,6 +35,8 @@ import { WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from './safetensorsFile';
 import type { HfModelConfig, LoraPair, TensorEntry, TensorSource } from './types';
 import { checkWeights } from './weights';
 import { fsError, lstatOrNull, withFsError } from '../../util/fsErrors';
+import { checkRegularFile, readRegularTextFile } from '../../util/regularFile';
+import { MODEL_FILE_LIMITS } from '../fileLimits';
 import { encodeHeader } from '../safetensorsHeader';
 
 /** The dtypes a merged model is written in. */
@@ -317,7 +319,7 @@ export function saveMergedModel(outDir: string, opts: SaveMergedModelOptions): S
   if (!(maxShardBytes > 0)) throw new Error(`saveMergedModel: maxShardBytes must be positive, got ${maxShardBytes}`);
   const configFile = path.join(sourceDir, 'config.json');
   if (!fs.existsSync(configFile)) throw new Error(`${configFile}: missing (the exported model's config.json is the source's, with its dtype updated)`);
-  const configText = configWithDtype(fs.readFileSync(configFile, 'utf8'), configFile, codec.torchName);
+  const configText = configWithDtype(readRegularTextFile(configFile, MODEL_FILE_LIMITS['config.json']), configFile, codec.torchName);
 
   // Everything that can be refused is refused before the first byte is written.
   checkWeights(config, source);
@@ -356,6 +358,7 @@ export function saveMergedModel(outDir: string, opts: SaveMergedModelOptions): S
     for (const name of COPIED_FILES) {
       const from = path.join(sourceDir, name);
       if (!fs.existsSync(from)) continue;
+      checkRegularFile(from, (MODEL_FILE_LIMITS as Record<string, number>)[name]); // a FIFO would block the copy, /dev/zero never end it
       try {
         fs.copyFileSync(from, path.join(tmp, name));
       } catch (err) {

