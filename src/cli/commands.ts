@@ -22,6 +22,7 @@ import { MODEL_FLAGS, MODEL_OPTIONS, modelCommand } from './model';
 import { objectiveCommand } from './objective';
 import { runsCommand } from './runs';
 import { serveCommand } from './serve';
+import { SERVE_MODEL_OPTIONS, serveModelCommand } from './serveModel';
 import { showCommand } from './show';
 import { SUITE_OPTIONS, suiteCommand } from './suite';
 import { resumeCommand, trainCommand } from './train';
@@ -133,6 +134,17 @@ export const COMMANDS = {
     options: ['db', 'port', 'allow'],
     flags: [],
     run: serveCommand,
+  },
+  'serve-model': {
+    summary:
+      'serve-model (--model DIR [--adapter DIR] | --run N [--step S] [--role R]) [--port P] [--max-tokens N]: an OpenAI-compatible endpoint of a model or checkpoint, without training (prints its URL and key; Ctrl-C stops)',
+    options: SERVE_MODEL_OPTIONS,
+    flags: [],
+    help: [
+      "For evaluating with any external harness: the endpoint of the external workflow (docs/EXTERNAL_AGENTS.md), answering /v1/chat/completions with each request's own sampling settings.",
+      'example: serve-model --run 3 --step 29, then OPENAI_BASE_URL and OPENAI_API_KEY as printed',
+    ],
+    run: serveModelCommand,
   },
 } satisfies Record<string, Command>;
 
