@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { PRESETS } from '../core/config/presets';
 import { parseArgs, type ParsedArgs } from './args';
 import { EVAL_FLAGS, EVAL_OPTIONS, evalCommand } from './eval';
 import { exportCommand } from './export';
@@ -20,7 +21,9 @@ import type { CliIO } from './io';
 import { labCommand } from './lab';
 import { MODEL_FLAGS, MODEL_OPTIONS, modelCommand } from './model';
 import { objectiveCommand } from './objective';
+import { optionText } from './optionHelp';
 import { runsCommand } from './runs';
+import { REPORT_FLAGS, REPORT_OPTIONS, reportCommand } from './report';
 import { serveCommand } from './serve';
 import { SERVE_MODEL_OPTIONS, serveModelCommand } from './serveModel';
 import { showCommand } from './show';
@@ -90,6 +93,17 @@ export const COMMANDS = {
       'An existing FILE is kept unless --force; a symbolic link at FILE is never written through.',
     ],
     run: exportCommand,
+  },
+  report: {
+    summary:
+      "report RUN [RUN ...] | report --suite ID [--baseline LABEL]  --format html|md|pdf|csv --out FILE [--force]: the Reports view's documents from the command line",
+    options: REPORT_OPTIONS,
+    flags: REPORT_FLAGS,
+    help: [
+      "html and md: the report (runs, evaluation table, figures, config); pdf: the same HTML printed by headless Chromium; csv: the runs' (or suite's) table.",
+      'Also csv-metrics (run,step,key,value,wall_time) and csv-events (the training trace). An existing FILE is kept unless --force.',
+    ],
+    run: (args, out) => reportCommand(args, out),
   },
   warmstart: {
     summary: 'warmstart --preset NAME --out DIR [--epochs N] [--seed N] [--episodes N] [--backend NAME]: produce a warm-start checkpoint',
@@ -166,10 +180,25 @@ export function commandHelp(name: CommandName): string {
   const [use, what] = colon < 0 ? [cmd.summary, ''] : [cmd.summary.slice(0, colon), cmd.summary.slice(colon + 2)];
   const lines = [`usage: ${labCommand()} ${use}`];
   if (what) lines.push('', `  ${what}`);
-  const opts = [...cmd.options.map((o) => (o === 'db' ? '--db PATH (default ./lab.db)' : `--${o} VALUE`)), ...cmd.flags.map((f) => `--${f}`)];
-  lines.push('', `options: ${[...opts, ...(use.includes('--set') ? ['--set key=value (repeatable)'] : []), '--help'].join(', ')}`);
+  // One line per option: its value placeholder and what it means (optionHelp.ts).
+  const rows: [string, string][] = [...cmd.options, ...cmd.flags].map((o) => {
+    const t = optionText(name, o);
+    return [`--${o}${t?.value ? ` ${t.value}` : ''}`, t?.text ?? ''];
+  });
+  if (use.includes('--set')) rows.push(['--set key=value', 'change one config field (repeatable; dotted paths: rollout.groupSize=4)']);
+  rows.push(['--help', 'this text']);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  lines.push('', 'options:', ...rows.map(([k, t]) => `  ${k.padEnd(width)}  ${t}`));
   if (cmd.help?.length) lines.push('', ...cmd.help.map((l) => `  ${l}`));
+  if (name === 'train') lines.push('', 'presets:', ...presetLines());
   return lines.join('\n');
+}
+
+/** `train --help`'s list of presets: name and description, one line each. */
+function presetLines(): string[] {
+  const entries = Object.entries(PRESETS) as [string, { description: string }][];
+  const width = Math.max(...entries.map(([n]) => n.length));
+  return entries.map(([n, p]) => `  ${n.padEnd(width)}  ${p.description}`);
 }
 
 /** The package version (package.json beside src/). */

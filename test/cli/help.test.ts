@@ -12,6 +12,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { optionText } from '../../src/cli/optionHelp';
+import { PRESETS } from '../../src/core/config/presets';
 import { COMMANDS, runCli } from '../../src/cli/commands';
 import type { CliIO } from '../../src/cli/io';
 import { labCommand } from '../../src/cli/lab';
@@ -65,9 +67,20 @@ describe('srpo-lab --help and --version', () => {
     expect(existsSync(never)).toBe(false); // train --help created no database
   });
 
+  it('every option and flag of every command is explained in its --help', async () => {
+    for (const [name, cmd] of Object.entries(COMMANDS) as [string, { options: string[]; flags: string[] }][]) {
+      for (const o of [...cmd.options, ...cmd.flags]) expect(optionText(name, o)?.text, `${name} --${o}`).toMatch(/\w{3}/);
+      const r = await cli([name, '--help']);
+      for (const o of [...cmd.options, ...cmd.flags]) expect(r.out, `${name} --${o}`).toMatch(new RegExp(`\\n {2}--${o}\\b[^\\n]* {2}\\w`));
+    }
+  });
+
   it('train --help and show --help explain the step count; -h and help COMMAND are the same', async () => {
     const train = await cli(['train', '--help']);
-    expect(train.out).toMatch(/--preset VALUE, --config VALUE/);
+    expect(train.out).toMatch(/\n {2}--preset NAME +a named run config/);
+    expect(train.out).toMatch(/\n {2}--config FILE +a run config as JSON/);
+    // The presets, each with what it is.
+    for (const name of Object.keys(PRESETS)) expect(train.out).toMatch(new RegExp(`\\n {2}${name} +\\S`));
     expect(train.out).toMatch(/--set key=value/);
     expect(train.out).toMatch(/progress reads "updates committed\/S" \(30\/30 when done\)/);
     expect((await cli(['train', '-h'])).out).toBe(train.out);

@@ -52,6 +52,9 @@ export function nvidiaDriverPresent(): boolean {
 }
 
 async function loadPackage(specifier: string): Promise<string | null> {
+  // TensorFlow's C++ library logs its start-up (oneDNN, CPU features) at INFO on stderr in every
+  // command; errors and warnings (level 2 and up) still show. Read once, when the library loads.
+  if (specifier.startsWith('@tensorflow/tfjs-node')) process.env.TF_CPP_MIN_LOG_LEVEL ??= '2';
   try {
     await import(/* @vite-ignore */ specifier);
     return null;
