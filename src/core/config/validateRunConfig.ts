@@ -15,6 +15,12 @@
  *   Overrides equal to the folder's (the presets' QUICK_MODEL on their warm starts) are fine.
  *   A Hugging Face folder (config.json with `model_type`) is left to the HF path
  *   (src/core/policies/hf.ts): its config.json decides, and the engine's log names the shape.
+ * - `adapter`: LoRA (`policies.adapter`) needs a Hugging Face folder in `policies.init`; the lab's
+ *   own model has no frozen base to adapt (it trains all its weights), so it is refused here
+ *   rather than by the engine's loader after the run exists.
+ * - `promptRoom`: the first prompts plus `rollout.maxNewTokens` fit in the model's context
+ *   (promptRoom.ts: the context from config.json or the preset, the prompts rendered as the
+ *   policy reads them), with the numbers and the fields to change in the message.
  *
  * Not here: one field's own range (the zod schema), reading the weights.
  * Tests: test/core/config/crossField.test.ts.
@@ -23,6 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MODEL_PRESET_NAMES, MODEL_PRESETS, modelConfigSchema, type ModelPresetName } from '../models/config';
 import { isModelFolder, labRoot, runConfigPathErrors } from './initPath';
+import { firstPromptLengths, modelContext } from './promptRoom';
 import type { RunConfig } from './runConfig';
 
 export interface ConfigProblem {
@@ -103,6 +110,62 @@ export const CROSS_FIELD_RULES = {
         });
       }
       return out;
+    },
+  },
+  adapter: {
+    what: 'LoRA adapters (policies.adapter) need a Hugging Face model folder in policies.init',
+    check: (c, baseDir) => {
+      if (c.policies.adapter === null || c.policies.kind !== 'model') return [];
+      const message =
+        "LoRA adapters need a Hugging Face model folder in policies.init; the lab's own model trains all its weights. " +
+        'Set policies.adapter to null (full fine-tuning), or name a Hugging Face folder (config.json, tokenizer.json, safetensors) in policies.init.';
+      if (c.policies.init === null) return [{ path: 'policies.adapter.kind', message }];
+      let folders: ReturnType<typeof labFolderConfigs>;
+      try {
+        folders = labFolderConfigs(path.resolve(baseDir, c.policies.init));
+      } catch {
+        return []; // unreadable: the `paths` rule says so
+      }
+      return folders === null ? [] : [{ path: 'policies.adapter.kind', message }];
+    },
+  },
+  promptRoom: {
+    what: 'the first prompts plus rollout.maxNewTokens fit in the model context (contextLength / max_position_embeddings)',
+    check: (c, baseDir) => {
+      if (c.policies.kind !== 'model') return [];
+      const context = modelContext(c, baseDir, labFolderConfigs);
+      if (context === null) return [];
+      const maxNew = c.rollout.maxNewTokens;
+      let lengths: ReturnType<typeof firstPromptLengths>;
+      try {
+        lengths = firstPromptLengths(c, context);
+      } catch {
+        lengths = []; // a tokenizer or template the loader refuses: it says so, naming the file
+      }
+      const longest = lengths.reduce<(typeof lengths)[number] | null>((a, b) => (a === null || b.tokens > a.tokens ? b : a), null);
+      const fixes = (room: number) =>
+        `lower rollout.maxNewTokens to ${room > 0 ? `at most ${room}` : 'fit'}, raise the context (${context.source}), or use shorter prompts`;
+      if (longest && longest.tokens + maxNew > context.positions) {
+        const room = context.positions - longest.tokens;
+        return [
+          {
+            path: 'rollout.maxNewTokens',
+            message:
+              `the first ${longest.role} prompt of ${longest.task} (${longest.split} split) is ${longest.tokens} tokens; with rollout.maxNewTokens ${maxNew} ` +
+              `it needs ${longest.tokens + maxNew} positions, more than the model's context of ${context.positions}: ${fixes(room)}`,
+          },
+        ];
+      }
+      // No built-in prompt to measure (dataset files, the external workflow): at least one prompt token must fit.
+      if (maxNew + 2 > context.positions) {
+        return [
+          {
+            path: 'rollout.maxNewTokens',
+            message: `rollout.maxNewTokens ${maxNew} leaves no room for a prompt in the model's context of ${context.positions} positions: ${fixes(context.positions - 2)}`,
+          },
+        ];
+      }
+      return [];
     },
   },
 } satisfies Record<string, CrossFieldRule>;
