@@ -1,8 +1,8 @@
 /**
  * Gathers the sampling requests of every running episode into one batched sampler call per
- * policy (and sampling setting), the way the built-in orchestrator's lockstep rounds do: a
- * request waits at most `windowMs` for company, and a batch flushes at once when it reaches
- * `maxRows`. The sampler call is synchronous (the event loop waits for it); requests that arrive
+ * policy (and sampling setting), the way the built-in orchestrator's lockstep rounds do: the
+ * batch is sampled once no request has arrived for `windowMs` (at most MAX_WAIT_WINDOWS windows
+ * after its oldest request), or at once when it reaches `maxRows`. The sampler call is synchronous (the event loop waits for it); requests that arrive
  * meanwhile form the next batch.
  *
  * Rows of one batch may ask for different numbers of new tokens: the batch samples the largest
@@ -15,6 +15,9 @@
  */
 import { mixSeed } from '../models/random';
 import type { Policies, SampledCompletion } from '../policies/types';
+
+/** A request waits at most this many collection windows (a steady stream still flushes). */
+export const MAX_WAIT_WINDOWS = 10;
 
 export interface BatcherOptions {
   /** How long a request waits for others before its batch is sampled (ms, >= 0). */
@@ -46,6 +49,8 @@ interface Waiting extends SampleJob {
 export class SampleBatcher {
   private readonly queues = new Map<string, Waiting[]>();
   private timer: NodeJS.Timeout | null = null;
+  /** When the oldest request still waiting arrived (performance.now()). */
+  private firstWaiting: number | null = null;
   private flushes = 0;
   /** Seed of the current batch of rollouts (set per rollout batch). */
   seed = 0;
@@ -68,11 +73,21 @@ export class SampleBatcher {
     });
   }
 
+  /**
+   * The collection window is an idle gap: each arrival pushes the flush back to `windowMs` after
+   * it (a burst of requests, which HTTP parsing spreads over milliseconds, stays together), but
+   * never past MAX_WAIT_WINDOWS windows after the oldest waiting request.
+   */
   private schedule(ms: number): void {
-    if (this.timer && ms > 0) return; // a flush is already due no later than this one
+    const now = performance.now();
+    if (ms > 0) {
+      this.firstWaiting ??= now;
+      ms = Math.min(ms, Math.max(0, this.firstWaiting + MAX_WAIT_WINDOWS * this.options.windowMs - now));
+    }
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.firstWaiting = null;
       this.flush();
     }, ms);
   }

@@ -52,7 +52,12 @@ export const externalConfigSchema = z
       .describe('Seconds a batch may run before the program is killed (its unfinished episodes fail). Default 900.')
       .default(900),
     concurrency: z.number().int().min(1).max(4096).describe('Requests sampled at once at most; the rest wait in arrival order. Default 256.').default(256),
-    windowMs: z.number().min(0).max(1000).describe('How long a request waits for others before a batched sampler call (ms). Default 5.').default(5),
+    windowMs: z
+      .number()
+      .min(0)
+      .max(1000)
+      .describe('Collection window: requests are sampled together once none has arrived for this long (ms; at most 10 windows after the first). Default 5.')
+      .default(5),
     maxRows: z.number().int().min(1).max(1024).describe('Rows per batched sampler call at most. Default 128.').default(128),
     evalGold: z
       .boolean()
