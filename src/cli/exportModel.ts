@@ -80,9 +80,17 @@ function locate(args: ParsedArgs, dest: string): Located {
     if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir}`);
     const listing = join(dir, POLICIES_FILE);
     const meta = existsSync(listing) ? (JSON.parse(readFileSync(listing, 'utf8')) as { modelKind?: string; policies?: string[] }) : { modelKind: 'lab' };
-    if (meta.modelKind !== 'hf') throw new Error(`run ${runId} trained the lab's own model, not a Hugging Face model: use \`${labCommand()} export\` for it`);
+    if (meta.modelKind !== 'hf')
+      throw new Error(
+        `run ${runId} trained the lab's own model, not a Hugging Face model, so there is nothing to convert: its weights are already in ${dir}, ` +
+          `in the lab's checkpoint format (one folder per policy with config.json, model.safetensors in float32 and the character tokenizer.json), ` +
+          `which \`${labCommand()} eval ${runId} --checkpoint N\` and policies.init read; transformers cannot open it`,
+      );
     const ids = meta.policies ?? [];
     const role = args.options.role;
+    // A shared run's one policy plays every role: a --role would name something the run does not have.
+    if (ids.length === 1 && role !== undefined && role !== ids[0])
+      throw new Error(`run ${runId} has one shared policy (it plays every role): leave out --role "${role}"; the export is that policy`);
     const policyId = ids.length === 1 ? ids[0] : role;
     if (!policyId || !ids.includes(policyId))
       throw new Error(`run ${runId} has one policy per role: name one with --role (${ids.join(', ')})${role ? `; "${role}" is not one` : ''}`);

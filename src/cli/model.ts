@@ -67,6 +67,10 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   const { config, generation } = readHfFolder(dir);
   const loraR = args.options.lora !== undefined ? intOption(args, 'lora', 1) : undefined;
   const seqLen = args.options['seq-len'] !== undefined ? intOption(args, 'seq-len', 1) : undefined;
+  if (seqLen !== undefined && seqLen > config.maxPositions)
+    throw new Error(
+      `--seq-len ${seqLen} is longer than the model's ${config.maxPositions} positions (max_position_embeddings in ${dir}/config.json): it cannot train or sample sequences that long; use --seq-len ${config.maxPositions} or less`,
+    );
   const est = estimateHfMemory(config, { loraR, seqLen });
   if (args.flags.has('json')) {
     out(JSON.stringify({ model: dir, architecture: config.architecture, config, stopIds: generation.stopIds, ...est }));
