@@ -94,8 +94,7 @@ describe('srpo-lab serve: HTTP + WebSocket API', () => {
     expect(good.status).toMatch(/ 101 /);
     await good.waitFor((m) => (m as LabPush).type === 'hello', 'hello');
     good.ping(Buffer.from('hi')); // ping -> pong
-    await new Promise((r) => setTimeout(r, 100));
-    expect(good.pongs).toBe(1);
+    await expect.poll(() => good.pongs, { timeout: 5_000, interval: 5 }).toBe(1);
     good.close();
   });
 
