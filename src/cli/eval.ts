@@ -14,8 +14,9 @@
  * checkpoint, or a Hugging Face model folder (models/hf: Qwen3, Qwen2.5, Llama 3; each member's
  * prompt is a user turn through the model's chat template; `--set rollout.maxNewTokens=N` caps
  * each output, `--set eval.temperature=T`, `--set backend=node-gpu`).
- * A run's checkpoint is evaluated with the seed of the run's evaluation after the checkpoint's
- * step (step + 1), so on the CPU backends a re-evaluation equals what the run recorded there.
+ * `--checkpoint N` names the checkpoint after N updates (src/shared/stepConvention.ts: the step
+ * `show` lists), and is evaluated with the seed of the run's evaluation at step N (after N
+ * updates), so on the CPU backends a re-evaluation equals what the run recorded there.
  *
  * Tests: test/cli/train.test.ts (RUN), test/cli/evalData.test.ts (--data, --policy gold, --json).
  */
@@ -34,6 +35,7 @@ import { dbPathOf, fixed, getRunOrThrow, num, openLabForReading, runArg, table }
 import { evaluationTable } from './show';
 import { configFromArgs } from './train';
 import { corpusProgressLine } from '../shared/corpusProgress';
+import { checkpointUpdates, pickCheckpoint } from '../shared/stepConvention';
 
 export const EVAL_OPTIONS = ['db', 'checkpoint', 'data', 'format', 'workflow', 'corpus', 'model', 'run', 'policy', 'n', 'limit', 'preset', 'config'];
 export const EVAL_FLAGS = ['json'];
@@ -56,17 +58,15 @@ function runCheckpoint(args: ParsedArgs, runId: number) {
   const { store, dbPath } = openLabForReading(args);
   try {
     const run = getRunOrThrow(store, runId, dbPath);
-    const all = store.checkpoints(runId);
-    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
-    const wanted = args.options.checkpoint;
-    const ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
-    if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
+    // --checkpoint N: the checkpoint after N updates (src/shared/stepConvention.ts).
+    const ckpt = pickCheckpoint(store.checkpoints(runId), args.options.checkpoint, `run ${runId}`, '--checkpoint');
+    const updates = checkpointUpdates(ckpt.step);
     const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
     if (!existsSync(dir))
       throw new Error(
-        `the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
+        `the checkpoint of step ${updates} of run ${runId} is missing on disk: ${dir} (moved or deleted; a database and its .runs folder move together)`,
       );
-    return { ckpt, dir, dbPath, storedConfig: run.config };
+    return { ckpt, updates, dir, dbPath, storedConfig: run.config };
   } finally {
     store.close();
   }
@@ -80,13 +80,13 @@ const POLICY_SOURCES = {
   },
   run: async (config: RunConfig, args: ParsedArgs, envOptions: EnvironmentOptions, out: Out): Promise<Evaluated> => {
     const runId = positiveInt(args.options.run, '--run');
-    const { ckpt, dir } = runCheckpoint(args, runId);
+    const { updates, dir } = runCheckpoint(args, runId);
     const backend = await initBackend({ requested: config.backend });
     const env = buildEnvironment(config, { ...envOptions, purpose: 'eval' });
     const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
     try {
-      const result = evaluateWith(env, config, modelRunner(config, policies), ckpt.step + 1, (done, total) => out(`  ${done}/${total} queries`));
-      return { result, who: `run ${runId}, checkpoint of step ${ckpt.step} (${dir}); backend ${backend.name}` };
+      const result = evaluateWith(env, config, modelRunner(config, policies), updates, (done, total) => out(`  ${done}/${total} queries`));
+      return { result, who: `run ${runId}, checkpoint of step ${updates} (${dir}); backend ${backend.name}` };
     } finally {
       policies.dispose();
     }
@@ -256,7 +256,7 @@ export async function evalCommand(args: ParsedArgs, out: Out): Promise<void> {
 /** `eval RUN [--checkpoint STEP]`: a run's checkpoint with the run's own eval settings. */
 async function evalRunCheckpoint(args: ParsedArgs, out: Out): Promise<void> {
   const runId = runArg(args, 'eval');
-  const { ckpt, dir, storedConfig, dbPath } = runCheckpoint(args, runId);
+  const { updates, dir, storedConfig, dbPath } = runCheckpoint(args, runId);
   const config = resolveRunConfig(storedConfig);
   const backend = await initBackend({ requested: config.backend });
   const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
@@ -267,13 +267,13 @@ async function evalRunCheckpoint(args: ParsedArgs, out: Out): Promise<void> {
       config,
       policies,
       undefined,
-      ckpt.step + 1,
+      updates,
     );
     out(
-      `run ${runId}, checkpoint of step ${ckpt.step} (${dir}); backend ${backend.name}; ` +
+      `run ${runId}, checkpoint of step ${updates} (${dir}); backend ${backend.name}; ` +
         `${config.eval.queries} queries x n ${config.eval.n}, temperature ${config.eval.temperature}; ${num((performance.now() - t0) / 1000, 1)} s`,
     );
-    for (const line of evaluationTable(result.records.map((r) => ({ ...r, step: ckpt.step })))) out(line);
+    for (const line of evaluationTable(result.records.map((r) => ({ ...r, step: updates })))) out(line);
     out(`macro avg ${num(result.metrics['eval/macro/avg'])}  macro pass ${num(result.metrics['eval/macro/pass'])}`);
     if (args.flags.has('json')) out(evalJson(result));
   } finally {

@@ -2,7 +2,9 @@
  * `srpo-lab export RUN --format json|csv [--out FILE]`: a run's record for other tools.
  * json: `{ run, metrics: { key: [{ step, value, wallTime }] }, evaluations }` (NaN as null);
  * csv: the UI's metrics CSV exactly (src/shared/report.ts metricsCsv: `run,step,key,value,wall_time`,
- * ordered by key then step), so a file from either opens the same way.
+ * ordered by key then step), so a file from either opens the same way. Both give `step` as the
+ * charts draw it: updates done (src/shared/stepConvention.ts: a training metric of update N at N,
+ * an evaluation after N updates at N).
  * Written to --out FILE; without it, to stdout when stdout is a pipe or a file, and refused on a
  * terminal (thousands of lines would flood it) with the two ways that work. --out never clobbers
  * by accident (core/util/writeNewFile.ts): an existing file is kept unless --force, a symbolic
@@ -10,6 +12,7 @@
  * temporary name in the same folder, then moved into place).
  * Read only. Tests: test/cli/train.test.ts, test/cli/help.test.ts, test/cli/exportFiles.test.ts.
  */
+import { seriesInStepsOf } from '../core/host/runQueries';
 import { writeNewFile } from '../core/util/writeNewFile';
 import { metricsCsv } from '../shared/report';
 import type { ParsedArgs } from './args';
@@ -35,11 +38,12 @@ export async function exportCommand(args: ParsedArgs, out: (line: string) => voi
     const run = getRunOrThrow(store, runId, dbPath);
     const keys = store.metricKeys(runId);
     if (format === 'json') {
-      const metrics = Object.fromEntries(keys.map((k) => [k, store.metricSeries(runId, k)]));
+      // Steps are updates done, as the charts draw them (src/shared/stepConvention.ts).
+      const metrics = Object.fromEntries(keys.map((k) => [k, seriesInStepsOf(store, run, k)]));
       text = `${JSON.stringify({ run, metrics, evaluations: store.evaluations(runId) }, null, 2)}\n`;
     } else {
       text = metricsCsv(
-        keys.flatMap((key) => store.metricSeries(runId, key).map((p) => ({ runId: run.id, key, step: p.step, value: p.value, wallTime: p.wallTime }))),
+        keys.flatMap((key) => seriesInStepsOf(store, run, key).map((p) => ({ runId: run.id, key, step: p.step, value: p.value, wallTime: p.wallTime }))),
       );
     }
   } finally {

@@ -13,6 +13,8 @@
  * links, because the lab removes and replaces what is there (a checkpoint saved again, a run
  * deleted) and would take the export with it. File-system errors name the path in words.
  *
+ * `--step N` is the checkpoint after N updates (the step `show` lists; src/shared/stepConvention.ts).
+ *
  * Not here: the lab's own models (`export`), the checkpoint format (policies/hf.ts).
  * Tests: test/engine/hfRun.test.ts (a per-role run's searcher, as an adapter and merged),
  * test/cli/exportFiles.test.ts (destinations).
@@ -20,6 +22,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { labRoot, resolveRunConfig } from '../core/config';
+import { checkpointUpdates, pickCheckpoint } from '../shared/stepConvention';
 import { legacyRunsRootFor, runsRootFor } from '../core/host/paths';
 import { readHfConfig } from '../core/models/hf/config';
 import { readLoraAdapter } from '../core/models/hf/loraFiles';
@@ -71,13 +74,10 @@ function locate(args: ParsedArgs, dest: string): Located {
   try {
     const run = getRunOrThrow(store, runId, dbPath);
     checkExportDestination(dest, dbPath);
-    const all = store.checkpoints(runId);
-    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
-    const wanted = args.options.step;
-    const ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
-    if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
+    // --step N: the checkpoint after N updates (src/shared/stepConvention.ts).
+    const ckpt = pickCheckpoint(store.checkpoints(runId), args.options.step, `run ${runId}`, '--step');
     const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir}`);
+    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${checkpointUpdates(ckpt.step)} of run ${runId} is missing on disk: ${dir}`);
     const listing = join(dir, POLICIES_FILE);
     const meta = existsSync(listing) ? (JSON.parse(readFileSync(listing, 'utf8')) as { modelKind?: string; policies?: string[] }) : { modelKind: 'lab' };
     if (meta.modelKind !== 'hf')
@@ -101,7 +101,7 @@ function locate(args: ParsedArgs, dest: string): Located {
     const base = resolve(labRoot(), config.policies.init);
     if (kind === 'lora' && !existsSync(base)) throw new Error(`the base model of run ${runId} is gone: ${base} (the adapter needs it; put the folder back)`);
     checkExportDestination(dest, dbPath, dir);
-    return { dir: join(dir, policyId), step: ckpt.step, policyId, kind, base };
+    return { dir: join(dir, policyId), step: checkpointUpdates(ckpt.step), policyId, kind, base };
   } finally {
     store.close();
   }
@@ -113,7 +113,7 @@ export async function exportModelCommand(args: ParsedArgs, out: (line: string) =
   const merge = args.flags.has('merge');
   const at = locate(args, dest);
   const target = resolve(dest);
-  const what = `policy "${at.policyId}" of the checkpoint of step ${at.step}`;
+  const what = `policy "${at.policyId}" of the checkpoint of step ${at.step} (after ${at.step} update${at.step === 1 ? '' : 's'})`;
   if (at.kind === 'lora' && !merge) {
     const config = readHfConfig(at.base);
     const adapter = readLoraAdapter(at.dir, config);

@@ -8,7 +8,7 @@
  *
  * Models: `--model DIR` is a Hugging Face model folder (with `--adapter DIR`, a peft LoRA adapter
  * over it) or a lab checkpoint folder; `--run N` is that run's checkpoint (the latest, or the one
- * of `--step S`) with the run's own config. The names served are the policy roles (each played by
+ * of `--step S`, the checkpoint after S updates as `show` lists it) with the run's own config. The names served are the policy roles (each played by
  * its policy), or only `--role R`.
  *
  * Tests: test/external/serveModel.test.ts.
@@ -27,6 +27,7 @@ import { LabStore } from '../core/store';
 import { POLICY_ROLES, type PolicyRole } from '../core/workflows/types';
 import type { ParsedArgs } from './args';
 import type { CliIO } from './io';
+import { checkpointUpdates, pickCheckpoint } from '../shared/stepConvention';
 
 export const SERVE_MODEL_OPTIONS = ['db', 'model', 'adapter', 'run', 'step', 'role', 'port', 'max-tokens'];
 
@@ -68,15 +69,12 @@ function fromRun(args: ParsedArgs): Served {
   try {
     const run = store.getRun(runId);
     if (!run) throw new Error(`no run ${runId} in ${dbPath}`);
-    const all = store.checkpoints(runId);
-    if (all.length === 0) throw new Error(`run ${runId} has no checkpoints yet`);
-    const wanted = args.options.step;
-    const ckpt = wanted === undefined ? all[all.length - 1] : all.find((c) => String(c.step) === wanted);
-    if (!ckpt) throw new Error(`run ${runId} has no checkpoint at step ${wanted}; checkpoints at ${all.map((c) => c.step).join(', ')}`);
+    // --step S: the checkpoint after S updates (src/shared/stepConvention.ts).
+    const ckpt = pickCheckpoint(store.checkpoints(runId), args.options.step, `run ${runId}`, '--step');
+    step = checkpointUpdates(ckpt.step);
     dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path);
-    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${ckpt.step} of run ${runId} is missing on disk: ${dir}`);
+    if (!existsSync(dir)) throw new Error(`the checkpoint of step ${step} of run ${runId} is missing on disk: ${dir}`);
     config = resolveRunConfig(run.config);
-    step = ckpt.step;
   } finally {
     store.close();
   }

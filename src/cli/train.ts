@@ -26,6 +26,7 @@ import {
   type RunConfig,
 } from '../core/config';
 import { assertRunDataUnchanged } from '../core/data';
+import { checkpointUpdates } from '../shared/stepConvention';
 import { checkLaunchable, checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
 import type { LabStore } from '../core/store';
 import { acquireLease, defaultLeaseEnv, describeLease, LeaseHeldError, leaseHolder, releaseLease, type LeaseHolder } from '../core/store/leases';
@@ -116,7 +117,7 @@ export async function resumeCommand(args: ParsedArgs, out: (line: string) => voi
       if (tookOver) out(`took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}`);
       const ckpt = store.latestCheckpoint(runId);
       // Said before the engine starts: what the resume keeps and what it recomputes (shared/resumePlan).
-      const from = ckpt ? `from the checkpoint of step ${ckpt.step}` : 'from the start (no checkpoint yet)';
+      const from = ckpt ? `from the checkpoint of step ${checkpointUpdates(ckpt.step)}` : 'from the start (no checkpoint yet)'; // steps: updates done
       out(`resuming run ${runId} "${run.name}" (${run.status}) ${from}. ${resumePlanFor(store, runId).text}`);
       await trainRun(store, dbPath, runId, 'resume', force, out, io, holder);
     } finally {

@@ -31,6 +31,7 @@ import { LabStore } from '../core/store';
 import { acquireLease, describeLease, getLease, HEARTBEAT_EVERY_MS, leaseHolder, LeaseKeeper, leaseTimeoutMs, releaseLease } from '../core/store/leases';
 import { isFinalStatus, type FinalStatus } from '../shared/records';
 import { Trainer } from '../core/train/trainer';
+import { checkpointUpdates } from '../shared/stepConvention';
 import { EngineControl, StopRequested } from './control';
 
 /** Where relative `policies.init` paths (the presets' resources/warmstart/...) resolve: the lab's root. */
@@ -109,7 +110,7 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
     store.updateRun(req.runId, { backend: backend.name });
 
     const resume = prepareStart(store, req, dirname(resolve(req.dbPath)));
-    if (resume) log(`resuming from the checkpoint of step ${resume.step} (${resume.dir})`);
+    if (resume) log(`resuming from the checkpoint of step ${checkpointUpdates(resume.step)} (after ${checkpointUpdates(resume.step)} updates; ${resume.dir})`);
     // A corpus index build (once per corpus file) holds the event loop for minutes: beat the lease
     // from its progress calls, send each (the dashboard's bar), and log a line at most every 5 s
     // (the CLI and the UI's log show it).
@@ -138,7 +139,7 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
 
     for (const step of trainer.remainingSteps()) {
       const stop = await ctl.betweenSteps((paused) => setStatus(paused ? 'paused' : 'running'));
-      if (stop !== null) return finish('stopped', `stopped before step ${step} (${stop})`);
+      if (stop !== null) return finish('stopped', `stopped before ${step < config.steps ? `step ${step + 1}` : 'the final evaluation'} (${stop})`); // steps: updates done
       if (!keeper.beat()) throw new LeaseLost();
       let finishing = false;
       const summary = await trainer.step(step, (phase) => {
@@ -148,7 +149,7 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
         const stop = finishing ? null : ctl.stopRequested();
         if (stop !== null) {
           finishing = true;
-          log(`stop requested during the update of step ${step} (${stop}): finishing the step so that nothing is lost`);
+          log(`stop requested during update ${step + 1} (${stop}): finishing the step so that nothing is lost`);
         }
       });
       const metrics: Record<string, number> = {};

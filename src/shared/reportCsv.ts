@@ -1,6 +1,8 @@
 /**
  * The CSV exports of runs: metrics (run,step,key,value,wall_time) and the training trace's events,
  * one header each, shared by the UI's downloads, the API's exportReport and `srpo-lab export`.
+ * `step` is updates done, as on the charts (src/shared/stepConvention.ts): a training metric or
+ * event of update N at N, an evaluation after N updates at N.
  * Pure, browser-safe. Tested by test/server/server.test.ts (content) and test/e2e/lab.test.ts.
  */
 import type { EventSummary } from './records';

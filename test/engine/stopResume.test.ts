@@ -71,7 +71,7 @@ describe('stop and resume without loss', () => {
 
     const { result, logs } = await stopAtStep4(dbPath, runId, 'update');
     expect(result.status).toBe('stopped');
-    expect(logs.some((l) => /stop requested during the update of step 4 \(test stop\): finishing the step/.test(l))).toBe(true);
+    expect(logs.some((l) => /stop requested during update 5 \(test stop\): finishing the step/.test(l))).toBe(true);
     expect(store.getRun(runId)!.status).toBe('stopped');
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4]);
     expect(store.checkpoints(runId).map((c) => c.step)).toEqual([4]);
@@ -79,8 +79,9 @@ describe('stop and resume without loss', () => {
     expect(kept.map(([s]) => s)).toEqual([0, 1, 2, 3, 4]);
 
     const plan = resumePlanFor(store, runId);
-    expect(plan).toMatchObject({ fromStep: 5, redo: [] });
-    expect(plan.text).toMatch(/continues at step 5 .*nothing committed is redone/);
+    // In steps (updates done): 5 updates are committed and checkpointed; the resume runs step 6 next.
+    expect(plan).toMatchObject({ fromStep: 6, checkpointStep: 5, redo: [] });
+    expect(plan.text).toMatch(/continues at step 6 from the checkpoint of step 5 .*nothing committed is redone/);
 
     const resumed = startRecorded(store, dbPath, runId, 'resume');
     const ready = await resumed.waitFor((m) => m.type === 'ready', 'ready');
@@ -118,7 +119,7 @@ describe('stop and resume without loss', () => {
     expect(store.evaluations(runId).map((e) => e.step)).toContain(4);
 
     const plan = resumePlanFor(store, runId);
-    expect(plan).toMatchObject({ fromStep: 4, redo: [] });
+    expect(plan).toMatchObject({ fromStep: 5, checkpointStep: 4, redo: [] }); // steps: 4 updates kept, update 5 redone
 
     const resumed = startRecorded(store, dbPath, runId, 'resume');
     const ready = await resumed.waitFor((m) => m.type === 'ready', 'ready');
@@ -141,8 +142,9 @@ describe('stop and resume without loss', () => {
       store.writeStep(runId, { step: s, wallTime: Date.now(), metrics: { 'time/step': 1 }, episodes: [], tokens: false, ...checkpoint });
     }
     const plan = resumePlanFor(store, runId);
-    expect(plan).toMatchObject({ fromStep: 3, checkpointStep: 2, redo: [3, 4, 5, 6] });
-    expect(plan.text).toMatch(/steps 3-6 \(4 steps\) were committed after it and will be recomputed/);
+    // Records 0-6 = steps 1-7; the checkpoint of record 2 is step 3: steps 4-7 are recomputed.
+    expect(plan).toMatchObject({ fromStep: 4, checkpointStep: 3, redo: [4, 5, 6, 7] });
+    expect(plan.text).toMatch(/steps 4-7 \(4 steps\) were committed after it and will be recomputed/);
     store.close();
   });
 });

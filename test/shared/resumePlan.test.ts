@@ -2,23 +2,26 @@
 import { describe, expect, it } from 'vitest';
 import { isConfigError, resumePlan } from '../../src/shared/resumePlan';
 
-describe('resumePlan', () => {
+describe('resumePlan (in steps: updates done)', () => {
   it('after a stop (checkpoint at the last committed step) nothing is redone', () => {
+    // Record 4 committed = 5 updates; its checkpoint holds 5 updates: step 5, and step 6 runs next.
     expect(resumePlan(4, [4])).toEqual({
-      fromStep: 5,
-      checkpointStep: 4,
+      fromStep: 6,
+      checkpointStep: 5,
       redo: [],
-      text: 'Resume continues at step 5 from the checkpoint after 5 updates (step 4); nothing committed is redone.',
+      text: 'Resume continues at step 6 from the checkpoint of step 5 (after 5 updates); nothing committed is redone.',
     });
+    expect(resumePlan(0, [0]).text).toBe('Resume continues at step 2 from the checkpoint of step 1 (after 1 update); nothing committed is redone.');
   });
   it('after a crash the steps past the latest checkpoint are named', () => {
-    expect(resumePlan(6, [2, 9])).toMatchObject({ fromStep: 3, checkpointStep: 2, redo: [3, 4, 5, 6] });
-    expect(resumePlan(3, [2]).text).toMatch(/step 3 \(1 step\) was committed after it and will be recomputed/);
+    // Records 0..6 committed (7 updates), checkpoint of record 2 (3 updates): steps 4-7 are redone.
+    expect(resumePlan(6, [2, 9])).toMatchObject({ fromStep: 4, checkpointStep: 3, redo: [4, 5, 6, 7] });
+    expect(resumePlan(3, [2]).text).toMatch(/step 4 \(1 step\) was committed after it and will be recomputed/);
   });
   it('without a checkpoint the run restarts at step 0', () => {
-    expect(resumePlan(1, [])).toMatchObject({ fromStep: 0, checkpointStep: null, redo: [0, 1] });
-    expect(resumePlan(1, []).text).toMatch(/restarts the run at step 0: it has no checkpoint, so steps 0-1 \(2 steps\) were committed/);
-    expect(resumePlan(-1, []).text).toBe('Resume starts the run at step 0 (nothing is committed yet).');
+    expect(resumePlan(1, [])).toMatchObject({ fromStep: 1, checkpointStep: null, redo: [1, 2] });
+    expect(resumePlan(1, []).text).toMatch(/restarts the run at step 1: it has no checkpoint, so steps 1-2 \(2 steps\) were committed/);
+    expect(resumePlan(-1, []).text).toBe('Resume starts the run at step 1 (nothing is committed yet).');
   });
 });
 

@@ -16,6 +16,7 @@ import type { LabPush, SeriesPoint } from '../../shared/api';
 import type { LabStore } from '../store';
 import type { EngineMessage, EngineStatus } from './messages';
 import { finiteOrNull, seriesPoint } from './runQueries';
+import { metricStepKind, stepOfRecord } from '../../shared/stepConvention';
 
 /** The subscribers; one failing subscriber does not keep a push from the others. */
 export class PushHub {
@@ -51,11 +52,21 @@ export interface RelayTarget {
   onStatus(status: EngineStatus): void;
 }
 
-/** The 'points' push of one step: every metric point it wrote, read back in one statement. */
-export function stepPointsPush(store: LabStore, runId: number, step: number): Extract<LabPush, { type: 'points' }> {
+/**
+ * The 'points' push of one step record: every metric point it wrote, read back in one statement,
+ * each point's step in steps (updates done, src/shared/stepConvention.ts: a training key of
+ * record s at s + 1, an evaluation at s), as the series API gives them. `final`: the eval-only
+ * record, whose engine figures belong to no update and are left out. The push's own `step` is
+ * the store record (as the progress push's).
+ */
+export function stepPointsPush(store: LabStore, runId: number, step: number, final = false): Extract<LabPush, { type: 'points' }> {
   const points: Record<string, SeriesPoint> = {};
   try {
-    for (const [key, p] of Object.entries(store.metricsAtStep(runId, step))) points[key] = seriesPoint(p);
+    for (const [key, p] of Object.entries(store.metricsAtStep(runId, step))) {
+      const kind = metricStepKind(key);
+      if (final && kind === 'train') continue;
+      points[key] = { ...seriesPoint(p), step: stepOfRecord(p.step, kind) };
+    }
   } catch {
     // A read failing under a busy writer only delays the curve; the next fetch catches up.
   }
@@ -69,7 +80,7 @@ const RELAY = {
     const metrics: Record<string, number | null> = {};
     for (const [k, v] of Object.entries(m.metrics)) metrics[k] = finiteOrNull(v);
     to.push({ type: 'progress', runId: to.runId, step: m.step, totalSteps: m.totalSteps, final: m.final, wallMs: finiteOrNull(m.wallMs), metrics });
-    to.push(stepPointsPush(to.store, to.runId, m.step));
+    to.push(stepPointsPush(to.store, to.runId, m.step, m.final));
   },
   // The step's evaluation, committed before the step: its points only (no progress, the step is not done).
   evaluation: (m, to) => to.push(stepPointsPush(to.store, to.runId, m.step)),
@@ -80,8 +91,13 @@ const RELAY = {
   log: (m, to) => to.push({ type: 'log', runId: to.runId, level: m.level, line: m.line }),
   indexProgress: ({ type, ...p }, to) => to.push({ type, runId: to.runId, ...p }),
   ready: (m, to) =>
-    to.push({ type: 'log', runId: to.runId, level: 'info', line: `engine ready: backend ${m.backend.name}, steps ${m.startStep}..${m.totalSteps}` }),
+    to.push({ type: 'log', runId: to.runId, level: 'info', line: `engine ready: backend ${m.backend.name}, ${readySteps(m.startStep, m.totalSteps)}` }),
 } satisfies Relay;
+
+/** The engine-ready log line's step range, in steps (updates done): `steps 1..3` for a 3-step run, `steps 6..8` resuming after 5. */
+export function readySteps(startRecord: number, totalSteps: number): string {
+  return startRecord >= totalSteps ? 'the final evaluation to go' : `steps ${startRecord + 1}..${totalSteps}`;
+}
 
 /** One engine message -> its pushes. */
 export function relayEngineMessage(m: EngineMessage, to: RelayTarget): void {

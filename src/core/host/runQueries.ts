@@ -15,6 +15,7 @@ import { liveLeases } from '../store/leases';
 import type { LabContext } from './labContext';
 import { tokenTextFor, type TokenText } from './tokenText';
 import { shownStatus } from '../../shared/records';
+import { evalOnlyRecord, metricStepKind, recordOfStep, recordRange, seriesInSteps, stepOfRecord } from '../../shared/stepConvention';
 
 /** A metric value as the wire carries it: NaN and +-Infinity as null. */
 export const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
@@ -71,32 +72,77 @@ export function listRuns(ctx: LabContext): RunSummary[] {
   return ctx.store.listRuns().map((r) => runSummary(ctx, r, queued));
 }
 
-/** The asked keys' series, each downsampled as asked (cached between reads). */
+/**
+ * The store record range that holds steps fromStep..toStep of `key` (src/shared/stepConvention.ts),
+ * a training key's ending before the eval-only final record (`final`, null: none).
+ */
+function storeRange(key: string, range: { fromStep?: number; toStep?: number }, final: number | null): { fromStep?: number; toStep?: number } {
+  const r = recordRange(key, range);
+  if (final !== null && metricStepKind(key) === 'train') r.toStep = Math.min(r.toStep ?? final - 1, final - 1);
+  return r;
+}
+
+/**
+ * One stored series in steps (updates done; src/shared/stepConvention.ts): `fromStep`/`toStep`
+ * and each point's step are steps, a training key's point of record s at s + 1, an evaluation's
+ * at s; the eval-only final record's training keys are left out. The charts, the reports, the
+ * CSV exports and `show` read series through this (or metricSeries below), never the records.
+ */
+export function seriesInStepsOf(
+  store: Pick<LabStore, 'metricSeries'>,
+  run: RunRecord,
+  key: string,
+  options: { fromStep?: number; toStep?: number; maxPoints?: number } = {},
+  read: (key: string, o: { fromStep?: number; toStep?: number; maxPoints?: number }) => MetricPoint[] = (k, o) => store.metricSeries(run.id, k, o),
+): MetricPoint[] {
+  const final = evalOnlyRecord(run);
+  const range = storeRange(key, options, final);
+  if (range.fromStep !== undefined && range.toStep !== undefined && range.toStep < range.fromStep) return [];
+  return seriesInSteps(key, read(key, { ...range, maxPoints: options.maxPoints }), final);
+}
+
+/** The asked keys' series in steps (seriesInStepsOf), each downsampled as asked (cached between reads). */
 export function metricSeries(ctx: LabContext, { runId, keys, fromStep, toStep, maxPoints }: ApiParsedInput<'metricSeries'>): SeriesMap {
-  runOrThrow(ctx.store, runId);
+  const run = runOrThrow(ctx.store, runId);
   const out: SeriesMap = {};
-  for (const k of keys) out[k] = ctx.seriesCache.series(runId, k, { fromStep, toStep, maxPoints }).map(seriesPoint);
+  for (const k of keys)
+    out[k] = seriesInStepsOf(ctx.store, run, k, { fromStep, toStep, maxPoints }, (key, o) => ctx.seriesCache.series(runId, key, o)).map(seriesPoint);
   return out;
 }
 
+/**
+ * A page of trace events in steps (src/shared/stepConvention.ts): the filter's step range, the
+ * cursor and each event's step are steps of the filter's split (a training event of record s is
+ * step s + 1, the update it was sampled for; an evaluation event's step is s). Without a split
+ * (the viewer always sends one) the steps are read as training steps.
+ */
 export function listEvents(store: LabStore, { runId, filter, limit, after }: ApiParsedInput<'listEvents'>): EventPage {
   runOrThrow(store, runId);
-  return store.listEvents(runId, filter ?? {}, { limit, after: after ?? null });
+  const kind = filter?.split ?? 'train';
+  const f = { ...(filter ?? {}) };
+  if (f.fromStep !== undefined) f.fromStep = recordOfStep(f.fromStep, kind);
+  if (f.toStep !== undefined) f.toStep = recordOfStep(f.toStep, kind);
+  const page = store.listEvents(runId, f, { limit, after: after ? { step: recordOfStep(after.step, kind), id: after.id } : null });
+  return {
+    events: page.events.map((e) => ({ ...e, step: stepOfRecord(e.step, kind) })),
+    next: page.next && { step: stepOfRecord(page.next.step, kind), id: page.next.id },
+  };
 }
 
-/** One event with its members' output tokens decoded to text (the host knows the tokenizer). */
+/** One event with its members' output tokens decoded to text (the host knows the tokenizer); its step in steps. */
 export function eventWithTokenText(store: LabStore, eventId: number): EventDetail<TokensWithText> {
   const e = store.getEvent(eventId);
   if (!e) throw new LabApiError('not_found', `no event with id ${eventId}`);
   const text = tokenTextFor(store.getRun(e.runId)?.config);
-  return { ...e, members: e.members.map((m) => withTokenText(m, text)) };
+  return { ...e, step: stepOfRecord(e.step, store.eventSplit(eventId) ?? 'train'), members: e.members.map((m) => withTokenText(m, text)) };
 }
 
-/** One episode without its members (open an event with getEvent). */
+/** One episode without its members (open an event with getEvent); its and its events' steps in steps. */
 export function episodeOrThrow(store: LabStore, episodeId: number): EpisodeDetail {
   const ep = store.getEpisode(episodeId, { members: false });
   if (!ep) throw new LabApiError('not_found', `no episode with id ${episodeId}`);
-  return ep;
+  const step = stepOfRecord(ep.step, ep.split);
+  return { ...ep, step, events: ep.events.map((e) => ({ ...e, step })) };
 }
 
 /** The member with its output tokens as text pieces (the run's tokenizer: tokenText.ts). */

@@ -14,7 +14,8 @@ import { presetConfig } from '../config';
 import { buildSuiteTable, type SuiteDetail } from '../../shared/suites';
 import type { EventSummary } from '../store';
 import type { LabContext } from './labContext';
-import { finiteOrNull, runDetail, runOrThrow, seriesPoint } from './runQueries';
+import { stepOfRecord } from '../../shared/stepConvention';
+import { finiteOrNull, runDetail, runOrThrow, seriesInStepsOf, seriesPoint } from './runQueries';
 import { suiteOrThrow } from './suiteControl';
 
 export type ReportFormat = ApiParsedInput<'exportReport'>['format'];
@@ -45,11 +46,13 @@ const FORMATS = {
   markdown: (s) => text(`${s.base}.md`, 'text/markdown', markdownReport(s.data())),
   'csv-metrics': (s) => {
     const { store } = s.ctx;
-    const rows = s.runIds.flatMap((runId) =>
-      store
+    // Steps are updates done, as the charts draw them (src/shared/stepConvention.ts).
+    const rows = s.runIds.flatMap((runId) => {
+      const run = runOrThrow(store, runId);
+      return store
         .metricKeys(runId)
-        .flatMap((key) => store.metricSeries(runId, key).map((p) => ({ runId, key, step: p.step, value: finiteOrNull(p.value), wallTime: p.wallTime }))),
-    );
+        .flatMap((key) => seriesInStepsOf(store, run, key).map((p) => ({ runId, key, step: p.step, value: finiteOrNull(p.value), wallTime: p.wallTime })));
+    });
     return text(`${s.base}-metrics.csv`, 'text/csv', metricsCsv(rows));
   },
   'csv-events': (s) => {
@@ -59,7 +62,7 @@ const FORMATS = {
       do {
         // The training trace (advantages, ratios); evaluation episodes have none of those columns.
         const page = s.ctx.store.listEvents(runId, { split: 'train' }, { limit: 1000, after });
-        events.push(...page.events);
+        events.push(...page.events.map((e) => ({ ...e, step: stepOfRecord(e.step, 'train') }))); // the update it was sampled for
         after = page.next;
       } while (after);
     }
@@ -122,7 +125,8 @@ function reportData(ctx: LabContext, runIds: number[]): ReportData {
       const run = runDetail(ctx, runOrThrow(store, id));
       const keys = new Set(store.metricKeys(id));
       const series: SeriesMap = {};
-      for (const k of REPORT_CHART_KEYS) if (keys.has(k)) series[k] = store.metricSeries(id, k, { maxPoints: 400 }).map(seriesPoint);
+      const stored = runOrThrow(store, id);
+      for (const k of REPORT_CHART_KEYS) if (keys.has(k)) series[k] = seriesInStepsOf(store, stored, k, { maxPoints: 400 }).map(seriesPoint); // x: updates done
       return { run, series, evaluations: store.evaluations(id), presetConfig: presetBaseline(run.preset) };
     }),
   };

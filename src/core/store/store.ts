@@ -126,6 +126,10 @@ export class LabStore {
   countEvents(runId: number, filter: EventFilter = {}): number {
     return this.call('countEvents', false, () => traces.countEvents(this.db, runId, filter));
   }
+  /** An event's split, by which the API maps its step record to a step (src/shared/stepConvention.ts). */
+  eventSplit(eventId: number): 'train' | 'eval' | null {
+    return this.call('eventSplit', false, () => traces.eventSplit(this.db, eventId));
+  }
   getEvent(eventId: number): EventDetail | null {
     return this.call('getEvent', false, () => traces.getEvent(this.db, eventId));
   }

@@ -166,6 +166,11 @@ export function countEvents(db: LabDb, runId: number, filter: EventFilter = {}):
     .get(params) as number;
 }
 
+/** An event's split (its episode's: migration 6 copies it onto the event); null if absent. The API maps its step by it (src/shared/stepConvention.ts). */
+export function eventSplit(db: LabDb, eventId: number): 'train' | 'eval' | null {
+  return db.stmt<[number], { split: 'train' | 'eval' }>('SELECT split FROM events WHERE id = ?').get(eventId)?.split ?? null;
+}
+
 /** One event with its members (tokens decoded when the step stored them); null if absent. */
 export function getEvent(db: LabDb, eventId: number): EventDetail | null {
   const row = db.stmt<[number], EventRow>(EVENT).get(eventId);

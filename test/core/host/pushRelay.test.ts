@@ -40,12 +40,16 @@ function seeded(store: LabStore): number {
   return runId;
 }
 
-/** The reference: the per-key reads the relay used to make (every key, then each key's point at the step). */
+/**
+ * The reference: the per-key reads the relay used to make (every key, then each key's point at
+ * the step), the point's step in steps (updates done): a training key of record s is step s + 1,
+ * an evaluation's step s.
+ */
 function slowPoints(store: LabStore, runId: number, step: number): Record<string, SeriesPoint> {
   const out: Record<string, SeriesPoint> = {};
   for (const k of store.metricKeys(runId)) {
     const p = store.metricSeries(runId, k, { fromStep: step, toStep: step })[0];
-    if (p) out[k] = { step: p.step, value: Number.isFinite(p.value) ? p.value : null, wallTime: p.wallTime };
+    if (p) out[k] = { step: k.startsWith('eval/') ? p.step : p.step + 1, value: Number.isFinite(p.value) ? p.value : null, wallTime: p.wallTime };
   }
   return out;
 }
@@ -60,6 +64,11 @@ describe('step points: one read for every key', () => {
     expect(Object.keys(stepPointsPush(store, runId, 4).points).sort()).toEqual(['clip/frac_high', 'loss', 'rare']);
     expect(stepPointsPush(store, runId, 3).points['eval/acc']).toEqual({ step: 3, value: null, wallTime: 1003 });
     expect(stepPointsPush(store, runId, 8).points).toEqual({});
+    // Steps are updates done: record 4's training point is update 5; an evaluation stays at its record.
+    expect(stepPointsPush(store, runId, 4).points.loss).toEqual({ step: 5, value: 1 / 5, wallTime: 1004 });
+    expect(stepPointsPush(store, runId, 6).points['eval/acc'].step).toBe(6);
+    // The eval-only final record's training keys belong to no update: left out.
+    expect(Object.keys(stepPointsPush(store, runId, 6, true).points)).toEqual(['eval/acc']);
   });
 
   it('a step message is one metricsAtStep read and no per-key read', () => {
@@ -136,8 +145,8 @@ describe('through the LabService', () => {
       {
         type: 'points',
         runId,
-        step: 0,
-        points: { 'reward/mean': { step: 0, value: 0.5, wallTime: 77 }, 'loss/total': { step: 0, value: null, wallTime: 77 } },
+        step: 0, // the store record; its points are update 1 (steps are updates done)
+        points: { 'reward/mean': { step: 1, value: 0.5, wallTime: 77 }, 'loss/total': { step: 1, value: null, wallTime: 77 } },
       },
     ]);
     // The engine says it paused: resume is accepted (it would be refused as "already running" otherwise).
