@@ -9,12 +9,13 @@
  *   suite show ID [--baseline LABEL] [--format text|md|csv]       the paper's tables
  *   suite list                                                     the suites and their progress
  *
- * One line per finished run while it runs. Not here: the queue and the tables (src/core/suites,
- * src/shared/suites.ts). Tests: test/cli/suite.test.ts.
+ * One line per finished run while it runs. Not here: the queue (the lab host's one scheduler,
+ * src/core/host/runControl.ts, driven by host/suiteRun.ts with --parallel as its engine limit),
+ * the spec and the tables (src/core/suites, src/shared/suites.ts). Tests: test/cli/suite.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { resolveSuiteSpec, expandSuite, type SuiteSpecInput } from '../core/suites/spec';
-import { runSuite } from '../core/suites/runner';
+import { runSuite } from '../core/host/suiteRun';
 import { suiteDetail, suiteSummaries } from '../core/suites/tableData';
 import { createSuite } from '../core/store/suites';
 import { suiteSectionMarkdown, suiteTableCsv, suiteTableRows } from '../shared/report';

@@ -7,7 +7,7 @@
  * Not here: fetching (the API client), drawing (renderer, report.ts). Browser-safe.
  * Tested by test/server/analysis.test.ts.
  */
-import type { SeriesPoint } from './api';
+import type { SeriesPoint } from './series';
 import type { StoredEvaluation } from './records';
 
 /**

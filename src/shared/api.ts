@@ -15,12 +15,14 @@ import { z } from 'zod';
 import { API_METHODS, type ApiMethod } from './apiMethods';
 import type { CorpusProgress } from './corpusProgress';
 import type { CheckpointInfo, EpisodeDetail, EventDetail, EventFilter, EventPage, RunStatus, StoredEvaluation, TokensWithText } from './records';
+import type { SeriesMap, SeriesPoint } from './series';
 import type { SuiteDetail, SuiteSummary } from './suites';
 import type { Wire } from './wire';
 
 export { API_METHODS, type ApiMethod } from './apiMethods';
 export { RUN_STATUSES, type RunStatus, type EventFilter } from './records';
 export type { SuiteDetail, SuiteEntry, SuiteSummary, SuiteTable, SuiteTableRow } from './suites';
+export type { SeriesMap, SeriesPoint } from './series';
 export type { Wire } from './wire';
 
 // ---------------------------------------------------------------------------------------------
@@ -68,7 +70,18 @@ export interface PresetInfo {
   config: Record<string, unknown>;
 }
 
-export type ConfigFieldKind = 'number' | 'integer' | 'string' | 'boolean' | 'enum' | 'list' | 'json';
+/**
+ * How the form edits a field: `list` picks from `options`, `lines` is a list of free strings (one
+ * a line), `tasks` is a task list (built-in names from `options`, dataset files described by
+ * `entryFields`), `json` is a free-form record (names chosen by the user).
+ */
+export type ConfigFieldKind = 'number' | 'integer' | 'string' | 'boolean' | 'enum' | 'list' | 'lines' | 'tasks' | 'json';
+
+/** A field shown (and sent) only while another field holds one of `in` (the chosen workflow, a K mode). */
+export interface ConfigFieldCondition {
+  path: string;
+  in: string[];
+}
 
 /** One editable leaf of the run config, described for a generated form. */
 export interface ConfigField {
@@ -84,6 +97,12 @@ export interface ConfigField {
   exclusiveMax?: boolean;
   nullable?: boolean;
   description?: string;
+  /** Shown and sent only while every condition holds. */
+  when?: ConfigFieldCondition[];
+  /** An enum whose empty choice ("none") makes this whole object null (policies.adapter.kind). */
+  noneNulls?: string;
+  /** `tasks`: the fields of a dataset-file entry, paths relative to the entry (`dataset`, `limit`, …). */
+  entryFields?: ConfigField[];
 }
 
 export interface FieldError {
@@ -112,15 +131,6 @@ export interface ConfigValidation {
    */
   pending?: { field: string; file: string; bytes: number; done: number }[];
 }
-
-/** One point of a series; NaN (a diverged value) arrives as null. */
-export interface SeriesPoint {
-  step: number;
-  value: number | null;
-  wallTime: number;
-}
-
-export type SeriesMap = Record<string, SeriesPoint[]>;
 
 export const REPORT_FORMATS = ['html', 'markdown', 'csv-metrics', 'csv-events', 'pdf'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];

@@ -11,7 +11,7 @@
  * Used by the renderer (composables/useRunSeries.ts, components/RunDashboardChart.vue).
  * Tests: test/shared/seriesWindow.test.ts (compactSeries against the store's downsamplePoints).
  */
-import type { SeriesPoint } from './api';
+import type { SeriesPoint } from './series';
 
 /**
  * The maxPoints to request for a plot `plotPx` CSS pixels wide: one min/max pair per device

@@ -10,9 +10,17 @@
  * Starting, resuming and deleting a run whose lease another process holds alive (an engine of
  * the CLI, another `serve`) is refused with a conflict naming the holder (runs.ts checkRunnable).
  *
+ * The one scheduler of a lab host: the LabService's runs and suites, and `srpo-lab suite run`
+ * (suiteRun.ts, with `--parallel` as its engine limit) all go through it. One Ctrl-C behaviour
+ * (`interrupt`): the first drops the queue (leases released, runs back to their stored status)
+ * and asks every engine to stop after its step; the next kills them. `close` is the same with a
+ * timeout in place of the second Ctrl-C. `onSettled` tells a caller when a run leaves this host,
+ * whether its engine ran or it left the queue unstarted.
+ *
  * Not here: the launch itself and an engine's exit (runs.ts), the training loop (src/engine).
  * Tested by test/core/host/engineQueue.test.ts (the queue), test/engine/leases.test.ts (lease
- * refusals), test/server/server.test.ts and test/e2e/lab.test.ts (real engines).
+ * refusals), test/core/suites/suites.test.ts (a suite through it), test/server/server.test.ts and
+ * test/e2e/lab.test.ts (real engines).
  */
 import { rmSync } from 'node:fs';
 import { LabApiError } from '../../shared/api';
@@ -25,7 +33,7 @@ import type { EngineLauncher, EngineMode } from './launcher';
 import { runDirFor } from './paths';
 import { relayEngineMessage, type RelayTarget } from './pushRelay';
 import { runOrThrow } from './runQueries';
-import { checkRunnable, createRun, launchRun, type ActiveRun } from './runs';
+import { checkRunnable, createRun, launchRun, type ActiveRun, type RunOutcome } from './runs';
 
 /** A start or resume waiting for an engine slot. */
 interface QueuedLaunch {
@@ -34,12 +42,20 @@ interface QueuedLaunch {
   force: boolean;
 }
 
+/** A run leaving this host: its engine exited (`outcome`), or it left the queue without starting (`notStarted`: why). */
+export type RunSettled =
+  | { runId: number; startedAt: number; outcome: RunOutcome; notStarted?: undefined }
+  | { runId: number; startedAt?: undefined; outcome?: undefined; notStarted: string };
+
 export class RunControl {
   private readonly active = new Map<number, ActiveRun & { paused: boolean }>();
   /** This service's lease identity (its queued runs, and the engines it launches until they take over). */
   private readonly holder = leaseHolder();
   private readonly queue: QueuedLaunch[] = [];
   private queueHeartbeat: NodeJS.Timeout | null = null;
+  private readonly settledListeners = new Set<(s: RunSettled) => void>();
+  /** Ctrl-Cs (or closes) so far: the first stops, the next kill. */
+  private interrupts = 0;
 
   constructor(
     private readonly ctx: LabContext,
@@ -64,6 +80,12 @@ export class RunControl {
   /** Ids of the runs waiting in this service's queue, in order. */
   queuedRuns(): number[] {
     return this.queue.map((q) => q.runId);
+  }
+
+  /** Every run leaving this host from now on (engine exited, or dropped from the queue unstarted); returns a disposer. */
+  onSettled(listener: (s: RunSettled) => void): () => void {
+    this.settledListeners.add(listener);
+    return () => void this.settledListeners.delete(listener);
   }
 
   /** Creates a run from a preset and/or a partial config (validated first); `start` starts or queues it. */
@@ -156,18 +178,32 @@ export class RunControl {
     return { deleted };
   }
 
-  /** Drops the queue (the runs go back to their stored status) and stops every engine (up to `timeoutMs` each, then kills). */
+  /**
+   * Ctrl-C. The first: drops the queue (each run's lease released, back to its stored status,
+   * resumable) and asks every engine to stop after its step (an update in progress commits); the
+   * run ends `stopped` with its last committed step checkpointed. Any later one: kills the
+   * engines (their runs are marked interrupted, resumable all the same). Returns which it did.
+   */
+  interrupt(): 'stopping' | 'killing' {
+    if (this.interrupts++ === 0) {
+      for (const q of [...this.queue]) this.dequeue(q.runId, 'not started: stopped by Ctrl-C');
+      for (const a of this.active.values()) a.stop();
+      return 'stopping';
+    }
+    for (const a of this.active.values()) a.engine.kill('SIGKILL');
+    return 'killing';
+  }
+
+  /** `interrupt()`, then a second one after `timeoutMs` if an engine is still running; resolves once every engine has exited. */
   async close(timeoutMs: number): Promise<void> {
-    for (const q of this.queue.splice(0)) releaseLease(this.ctx.store.db, q.runId, this.holder);
-    this.syncQueueHeartbeat();
-    await Promise.all(
-      [...this.active.values()].map(async (a) => {
-        a.stop();
-        const timer = setTimeout(() => a.engine.kill('SIGKILL'), timeoutMs);
-        await a.done;
-        clearTimeout(timer);
-      }),
-    );
+    const engines = [...this.active.values()];
+    if (this.interrupt() === 'killing' || engines.length === 0) {
+      await Promise.all(engines.map((a) => a.done));
+      return;
+    }
+    const timer = setTimeout(() => this.interrupt(), timeoutMs);
+    await Promise.all(engines.map((a) => a.done));
+    clearTimeout(timer);
   }
 
   private startEngine({ runId, mode, force }: QueuedLaunch): void {
@@ -187,11 +223,13 @@ export class RunControl {
     } catch (err) {
       throw new LabApiError('conflict', (err as Error).message);
     }
+    const startedAt = Date.now();
     this.active.set(runId, Object.assign(active, { paused: false }));
     this.ctx.push({ type: 'status', runId, status: 'running', error: null });
     void active.done.then((outcome) => {
       this.active.delete(runId);
       this.ctx.push({ type: 'status', runId, status: outcome.status, error: outcome.error });
+      this.settle({ runId, startedAt, outcome });
       this.startQueued();
     });
   }
@@ -205,15 +243,17 @@ export class RunControl {
       } catch (err) {
         releaseLease(this.ctx.store.db, next.runId, this.holder);
         const run = this.ctx.store.getRun(next.runId);
-        this.ctx.push({ type: 'log', runId: next.runId, level: 'error', line: `queued run could not start: ${(err as Error).message}` });
+        const line = `queued run could not start: ${(err as Error).message}`;
+        this.ctx.push({ type: 'log', runId: next.runId, level: 'error', line });
         if (run) this.ctx.push({ type: 'status', runId: next.runId, status: run.status, error: run.error });
+        this.settle({ runId: next.runId, notStarted: line });
       }
     }
     this.syncQueueHeartbeat();
   }
 
   /** Takes a run out of the queue (its lease released, its stored status pushed); false if it was not queued. */
-  private dequeue(runId: number): boolean {
+  private dequeue(runId: number, why = 'stopped before it started'): boolean {
     const i = this.queue.findIndex((q) => q.runId === runId);
     if (i < 0) return false;
     this.queue.splice(i, 1);
@@ -221,7 +261,12 @@ export class RunControl {
     this.syncQueueHeartbeat();
     const run = this.ctx.store.getRun(runId);
     if (run) this.ctx.push({ type: 'status', runId, status: run.status, error: run.error });
+    this.settle({ runId, notStarted: why });
     return true;
+  }
+
+  private settle(s: RunSettled): void {
+    for (const l of [...this.settledListeners]) l(s);
   }
 
   /** A heartbeat for the queued leases while there are any. A refused one (taken over) leaves the queue. */
@@ -231,7 +276,9 @@ export class RunControl {
         for (const q of [...this.queue]) {
           if (heartbeatLease(this.ctx.store.db, q.runId, this.holder)) continue;
           this.queue.splice(this.queue.indexOf(q), 1);
-          this.ctx.push({ type: 'log', runId: q.runId, level: 'warn', line: `run ${q.runId} left the queue: its lease was taken over` });
+          const line = `run ${q.runId} left the queue: its lease was taken over`;
+          this.ctx.push({ type: 'log', runId: q.runId, level: 'warn', line });
+          this.settle({ runId: q.runId, notStarted: line });
         }
       }, HEARTBEAT_EVERY_MS);
       this.queueHeartbeat.unref();

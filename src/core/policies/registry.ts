@@ -6,7 +6,7 @@
  * `openPolicies` builds the run's policies, fresh or from a run checkpoint, after the checks that
  * must come before loading (the model folder exists, the run fits the backend's memory).
  *
- * Not here: the lab's checkpoint reading (train/checkpoints.ts), the HF loader (models/hf).
+ * Not here: the lab's checkpoint reading (labInit.ts), the HF loader (models/hf).
  * Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts, test/core/train/trainer.test.ts.
  */
 import * as fs from 'node:fs';
@@ -15,9 +15,9 @@ import { isHfModelFolder, type RunConfig } from '../config';
 import { currentBackend } from '../models/backend';
 import { readHfConfig } from '../models/hf/config';
 import type { HfAdapterConfig } from '../models/hf/model';
-import { initialPolicies, loadPolicies, POLICIES_FILE } from '../train/checkpoints';
 import { HfPolicies } from './hf';
 import { LabPolicies } from './lab';
+import { initialPolicies, loadPolicies, POLICIES_FILE } from './labInit';
 import { checkModelFits, hfMemoryPlan } from './memoryCheck';
 import { POLICY_MODEL_KINDS, type Policies, type PolicyModelKind } from './types';
 

@@ -13,18 +13,20 @@ import { EngineHandleBase, type EngineLaunchRequest } from '../../../src/core/ho
 import type { HostMessage } from '../../../src/core/host/messages';
 import { LabStore, SCHEMA_VERSION } from '../../../src/core/store';
 import { createSuite, getSuite, listSuites, suiteCells } from '../../../src/core/store/suites';
-import { runSuite } from '../../../src/core/suites/runner';
+import { queuedRunIds } from '../../../src/core/host/runQueries';
+import { launchRun } from '../../../src/core/host/runs';
+import { runSuite } from '../../../src/core/host/suiteRun';
 import { expandSuite, resolveSuiteSpec, suiteRows } from '../../../src/core/suites/spec';
 import { suiteDetail } from '../../../src/core/suites/tableData';
 
-type Behaviour = 'complete' | 'crash' | 'wait';
+type Behaviour = 'complete' | 'crash' | 'wait' | 'stubborn';
 
 class FakeEngine extends EngineHandleBase {
   readonly pid = undefined;
   constructor(
     readonly request: EngineLaunchRequest,
     private readonly store: LabStore,
-    behaviour: Behaviour,
+    private readonly behaviour: Behaviour,
   ) {
     super();
     store.updateRun(request.runId, { status: 'running', startedAt: Date.now() });
@@ -32,7 +34,7 @@ class FakeEngine extends EngineHandleBase {
     if (behaviour === 'crash') setTimeout(() => this.exit(1, null), 5); // no final status: marked interrupted
   }
   send(m: HostMessage): void {
-    if (m.type === 'stop') setTimeout(() => this.finish('stopped'), 5);
+    if (m.type === 'stop' && this.behaviour !== 'stubborn') setTimeout(() => this.finish('stopped'), 5);
   }
   kill(): void {
     this.exit(null, 'SIGKILL');
@@ -203,6 +205,50 @@ describe('the suite runner', () => {
     const after = new FakeLauncher(store, () => 'complete');
     expect(await runSuite(id, { store, dbPath, launcher: after, parallel: 2, out: () => {} })).toMatchObject({ completed: 4 });
     expect(after.launched.map((l) => l.mode).sort()).toEqual(['resume', 'resume', 'start', 'start']);
+    store.close();
+  });
+
+  it('cells beyond the limit wait in the queue holding their lease; Ctrl-C releases them, a second Ctrl-C kills', async () => {
+    const { store, dbPath } = lab();
+    const id = stored(store);
+    let interrupt: (() => void) | null = null;
+    const launcher = new FakeLauncher(store, () => 'stubborn');
+    const lines: string[] = [];
+    const running = runSuite(id, { store, dbPath, launcher, parallel: 1, out: (l) => lines.push(l), onInterrupt: (h) => ((interrupt = h), () => {}) });
+    await new Promise((r) => setTimeout(r, 20));
+    const shown = () => suiteDetail(store, id, { queued: queuedRunIds(store) })!.entries.map((e) => e.status);
+    expect(shown()).toEqual(['running', 'queued', 'queued', 'queued']);
+    // Another host cannot take a queued cell while the suite waits for a slot.
+    const waiting = suiteCells(store.db, id)[1].runId!;
+    expect(() => launchRun(waiting, 'start', { store, dbPath, launcher: new FakeLauncher(store, () => 'complete') })).toThrow(
+      new RegExp(`^run ${waiting} is queued by lab host pid ${process.pid}`),
+    );
+    interrupt!();
+    expect(queuedRunIds(store).size).toBe(0);
+    expect(shown()).toEqual(['running', 'created', 'created', 'created']);
+    expect(launcher.live).toBe(1); // asked to stop; this engine does not
+    interrupt!();
+    const r = await running;
+    expect(r).toMatchObject({ completed: 0, failed: 0, stopped: 4, interrupted: true });
+    expect(launcher.launched).toHaveLength(1);
+    expect(shown()).toEqual(['interrupted', 'created', 'created', 'created']);
+    expect(lines).toContain('stopping: every engine finishes or abandons its step (Ctrl-C again to kill them)');
+    store.close();
+  });
+
+  it('a cell another host holds is reported as not started, and the others still run', async () => {
+    const { store, dbPath } = lab();
+    const id = stored(store);
+    // A first pass leaves every run interrupted; then a second host holds the first cell's run.
+    await runSuite(id, { store, dbPath, launcher: new FakeLauncher(store, () => 'crash'), parallel: 4, out: () => {} });
+    const runId = suiteCells(store.db, id)[0].runId!;
+    const other = launchRun(runId, 'resume', { store, dbPath, launcher: new FakeLauncher(store, () => 'wait') });
+    const lines: string[] = [];
+    const r = await runSuite(id, { store, dbPath, launcher: new FakeLauncher(store, () => 'complete'), parallel: 2, out: (l) => lines.push(l) });
+    expect(r).toMatchObject({ completed: 3, failed: 1 });
+    expect(lines.find((l) => l.includes(`run ${runId} could not start`))).toMatch(/is being started by lab host pid/);
+    other.stop();
+    await other.done;
     store.close();
   });
 
