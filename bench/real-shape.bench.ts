@@ -10,9 +10,12 @@
  *
  * Per shape, the token picker's two paths side by side on the same model and prompts, runs
  * alternated (devicePick.ts: `host` reads back the [B, V] log-softmax and walks it in JS,
- * `device` reads back 2 x B numbers): rollout tokens/s, decode step ms ((rollout - prefill) /
- * steps) and `sampler_host_frac` = time inside the picker (kernels, read-back and JS: on a CPU
- * backend the picker's kernels use the same cores, so they count) / rollout time. Then a LoRA
+ * `device` reads back 2 x B numbers): rollout tokens/s, decode step ms (median time between
+ * consecutive picks: one step and its pick) and `sampler_host_frac` = time inside the picker
+ * (kernels, read-back and JS: on a CPU backend the picker's kernels use the same cores, so they
+ * count) / rollout time; `_cpu`: the same from this process's CPU time, which other processes'
+ * load on these shared machines does not inflate. Keys without a suffix are the device path
+ * (the default), `_host` the old host path. Then a LoRA
  * step (r 16 on all seven linears, base frozen): forward + backward of a clipped-ratio surrogate
  * over the completion tokens (scoreHf) and an Adam step, in ms per 1k trained (completion)
  * tokens. The SRPO objective's own arithmetic is per token and small next to the model; old
@@ -24,8 +27,9 @@
  *
  * Sizes (env): REAL_SHAPE_ROWS (rollout rows, default 32 = 8 prompts x 4), REAL_SHAPE_PROMPT
  * (prompt tokens, default 88), REAL_SHAPE_NEW (new tokens, default 16), REAL_SHAPE_RUNS (runs
- * per picker, default 3), REAL_SHAPE_06B (0 skips the 0.6B shape; its rows / new tokens:
- * REAL_SHAPE_06B_ROWS default 8, REAL_SHAPE_06B_NEW default 4). Nothing here asserts on time.
+ * per picker, default 3), REAL_SHAPE_06B (0 skips the 0.6B shape; its rows / prompt / new
+ * tokens: REAL_SHAPE_06B_ROWS default 8, REAL_SHAPE_06B_PROMPT 16, REAL_SHAPE_06B_NEW 8; its
+ * LoRA step 2 x (16 + 32) tokens, one run per picker). Nothing here asserts on time.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -130,58 +134,74 @@ function randomLora(c: HfModelConfig, r: number): LoraPair[] {
   return pairs;
 }
 
-/** A picker that adds its wall time to `acc.ms`. */
-function timedPicker(name: TokenPickerName, acc: { ms: number }): RowsPicker {
+/**
+ * A picker that adds its wall time to `acc.ms` and notes when each call starts (one call per
+ * step, so consecutive starts are one decode step apart). It first waits for the step's logits
+ * (one element read back), so the step's last kernels are not counted as the picker's.
+ */
+function timedPicker(name: TokenPickerName, acc: { ms: number; cpu: number; starts: number[] }): RowsPicker {
   const inner = TOKEN_PICKERS[name];
   return (logits, rands, s) => {
+    tf.tidy(() => tf.slice(logits, [0, 0], [1, 1]).dataSync()); // waits for the decode step
+    const c = process.cpuUsage();
     const t = performance.now();
+    acc.starts.push(t);
     const out = inner(logits, rands, s);
     acc.ms += performance.now() - t;
+    acc.cpu += cpuMs(c);
     return out;
   };
+}
+
+/** This process's CPU milliseconds (every thread: TensorFlow's pool too) since `c`; other processes' load does not inflate it. */
+function cpuMs(c: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(c);
+  return (d.user + d.system) / 1e3;
 }
 
 interface RolloutFigures {
   tokS: number;
   stepMs: number;
   hostFrac: number;
+  hostFracCpu: number;
   pickMs: number;
 }
 
 /** Rollouts with each picker, alternated, `runs` each: medians. */
 function rollouts(model: HfModel, prompts: number[][], newTokens: number, runs: number): Record<TokenPickerName, RolloutFigures> {
   const B = prompts.length;
-  const prefill = () => {
-    const t = performance.now();
-    const out = tf.tidy(() => model.prefill(tf.tensor2d(prompts.flat(), [B, prompts[0].length], 'int32'), Array<number>(B).fill(0)));
-    out.logits.dataSync(); // waits for the device
-    tf.dispose([out.logits, ...out.cache.k.flat(), ...out.cache.v.flat()]);
-    return performance.now() - t;
-  };
-  prefill();
-  const prefillMs = median([prefill(), prefill()]);
   const one = (name: TokenPickerName) => {
-    const acc = { ms: 0 };
+    const acc = { ms: 0, cpu: 0, starts: [] as number[] };
+    const c = process.cpuUsage();
     const t = performance.now();
     sampleHf(model, prompts, { maxNewTokens: newTokens, temperature: 1, seed: 7, picker: timedPicker(name, acc) });
     const ms = performance.now() - t;
-    return { ms, pick: acc.ms };
+    const cpu = cpuMs(c);
+    const steps = acc.starts.slice(1).map((s, i) => s - acc.starts[i]); // decode step + pick, prefill excluded
+    return { ms, pick: acc.ms, fracCpu: acc.cpu / cpu, step: steps.length ? median(steps) : NaN, prefill: acc.starts[0] - t };
   };
   one('device'); // warm-up (kernels, caches)
-  const seen: Record<TokenPickerName, { ms: number; pick: number }[]> = { host: [], device: [] };
+  const seen: Record<TokenPickerName, { ms: number; pick: number; fracCpu: number; step: number; prefill: number }[]> = { host: [], device: [] };
   for (let i = 0; i < runs; i++) for (const name of ['host', 'device'] as const) seen[name].push(one(name));
   const fig = (name: TokenPickerName): RolloutFigures => {
     const ms = median(seen[name].map((s) => s.ms));
     const pick = median(seen[name].map((s) => s.pick));
-    return { tokS: ((B * newTokens) / ms) * 1e3, stepMs: (ms - prefillMs) / newTokens, hostFrac: pick / ms, pickMs: pick / newTokens };
+    return {
+      tokS: ((B * newTokens) / ms) * 1e3,
+      stepMs: median(seen[name].map((s) => s.step)),
+      hostFrac: pick / ms,
+      hostFracCpu: median(seen[name].map((s) => s.fracCpu)),
+      pickMs: pick / newTokens,
+    };
   };
   const out = { host: fig('host'), device: fig('device') };
+  const prefillMs = median([...seen.host, ...seen.device].map((s) => s.prefill));
   console.log(
     `  prefill ${prefillMs.toFixed(0)} ms; ` +
       (['host', 'device'] as const)
         .map(
           (n) =>
-            `${n}: ${out[n].tokS.toFixed(1)} tok/s, step ${out[n].stepMs.toFixed(1)} ms (pick ${out[n].pickMs.toFixed(1)} ms), host frac ${out[n].hostFrac.toFixed(3)}`,
+            `${n}: ${out[n].tokS.toFixed(1)} tok/s, step ${out[n].stepMs.toFixed(1)} ms (pick ${out[n].pickMs.toFixed(1)} ms), host frac ${out[n].hostFrac.toFixed(3)} (cpu ${out[n].hostFracCpu.toFixed(3)})`,
         )
         .join('; '),
   );
@@ -292,11 +312,11 @@ async function main(): Promise<void> {
   const keys: Record<string, number | string> = { backend };
   try {
     const shapes: [ShapeName, number, number][] = [['42m', env('REAL_SHAPE_ROWS', 32), env('REAL_SHAPE_NEW', 16)]];
-    if (env('REAL_SHAPE_06B', 1)) shapes.push(['0.6b', env('REAL_SHAPE_06B_ROWS', 8), env('REAL_SHAPE_06B_NEW', 4)]);
+    if (env('REAL_SHAPE_06B', 1)) shapes.push(['0.6b', env('REAL_SHAPE_06B_ROWS', 8), env('REAL_SHAPE_06B_NEW', 8)]);
     for (const [shape, rows, newTokens] of shapes) {
       const dir = writeShape(root, shape);
       const config = readHfConfig(dir);
-      const promptLen = env('REAL_SHAPE_PROMPT', 88);
+      const promptLen = shape === '0.6b' ? env('REAL_SHAPE_06B_PROMPT', 16) : env('REAL_SHAPE_PROMPT', 88);
       const rand = mulberry32(3);
       const groups = Math.max(1, Math.floor(rows / 4));
       const distinct = Array.from({ length: groups }, () => Array.from({ length: promptLen }, () => 3 + Math.floor(rand() * 150000)));
@@ -307,9 +327,7 @@ async function main(): Promise<void> {
       if (shape === '42m') await stepBreakdown(model, prompts);
       model.dispose();
       const train =
-        shape === '0.6b'
-          ? await loraStep(dir, config, 2, 32, newTokens * 2)
-          : await loraStep(dir, config, Math.min(rows, 32), promptLen, Math.max(newTokens, 32));
+        shape === '0.6b' ? await loraStep(dir, config, 2, promptLen, 32) : await loraStep(dir, config, Math.min(rows, 32), promptLen, Math.max(newTokens, 32));
       const p = shape === '42m' ? '' : 'b06_';
       Object.assign(keys, {
         [`${p}rows`]: rows,
@@ -319,6 +337,8 @@ async function main(): Promise<void> {
         [`${p}step_ms_device`]: fig.device.stepMs,
         [`${p}sampler_host_frac_host`]: fig.host.hostFrac,
         [`${p}sampler_host_frac`]: fig.device.hostFrac,
+        [`${p}sampler_host_frac_cpu_host`]: fig.host.hostFracCpu,
+        [`${p}sampler_host_frac_cpu`]: fig.device.hostFracCpu,
         [`${p}lora_ms_per_1k_tok`]: train.msPer1k,
         [`${p}memory_vs_estimate`]: train.memoryVsEstimate,
       });

@@ -186,9 +186,10 @@ function runningSum(w: tf.Tensor2D): tf.Tensor2D {
  * inside tf.tidy (every intermediate is freed there).
  *
  * Weights are softmax probabilities (one fused kernel on every backend; wasm's Exp alone is a
- * scalar loop); at temperature 1 over the whole head the log-prob's normaliser reuses that
- * softmax, otherwise a softmax of the raw logits gives it. Not log p[id] itself: a real id's
- * probability underflows float32 when padded head rows dominate it (hf/sampler.test.ts).
+ * scalar loop). At temperature 1 over the whole head without a cut the log-prob is log p[id] of
+ * that same softmax (the id was drawn from it, so p[id] is far from underflow); otherwise
+ * z[id] - lse from a softmax of the raw logits, since there p[id] of a real id can underflow
+ * float32 (greedy while padded head rows dominate: hf/sampler.test.ts).
  */
 export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSettings): tf.Tensor2D {
   const [B, V] = logits.shape;
@@ -222,9 +223,14 @@ export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSetting
     const pos = tf.minimum(countBelow(c, target, false), tf.sub(k, int(1))) as tf.Tensor2D; // [B, 1]
     id = pickCols(indices as tf.Tensor2D, pos);
   }
-  // log p[id] = z[id] - lse, lse = max z - log(max p) (logSoftmaxRows): max p >= 1/V never underflows, p[id] might.
-  const lse = tf.sub(tf.max(logits, 1, true), tf.log(tf.max(probs ?? tf.softmax(logits, 1), 1, true))); // [B, 1] nats
-  const logp = tf.sub(pickCols(logits, id), lse); // [B, 1] nats
+  let logp: tf.Tensor; // [B, 1] nats
+  if (probs) {
+    logp = tf.log(pickCols(probs, id)); // drawn from probs itself: p[id] > 0, and below 1e-38 it is never drawn
+  } else {
+    // z[id] - lse with lse = max z - log(max p) (logSoftmaxRows): max p >= 1/V never underflows, a greedy p[id] might.
+    const lse = tf.sub(tf.max(logits, 1, true), tf.log(tf.max(tf.softmax(logits, 1), 1, true))); // [B, 1] nats
+    logp = tf.sub(pickCols(logits, id), lse);
+  }
   return tf.concat([tf.reshape(tf.cast(id, 'float32'), [1, B]), tf.reshape(logp, [1, B])], 0) as tf.Tensor2D; // [2, B]
 }
 
