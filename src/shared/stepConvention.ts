@@ -43,6 +43,14 @@ export function updatesDone(lastStep: number, steps: number): number {
   return Math.max(0, Math.min(lastStep + 1, steps));
 }
 
+/**
+ * Updates a run has done, knowing its status: a completed run's last record is its eval-only
+ * final record, whose index is the number of updates (fewer than planned when a budget ended it).
+ */
+export function runUpdatesDone(run: { status: string; lastStep: number }, steps: number): number {
+  return run.status === 'completed' ? Math.max(0, Math.min(run.lastStep, steps)) : updatesDone(run.lastStep, steps);
+}
+
 /** "done/planned", the one progress text: `5/8`, `30/30`. */
 export function stepsText(lastStep: number, steps: number): string {
   return `${updatesDone(lastStep, steps)}/${steps}`;
