@@ -13,20 +13,14 @@
  * opens only the final name and checks the mark. A build killed with SIGKILL leaves only a
  * `.tmp-<pid>` file, which no run opens and the next build of that corpus deletes.
  *
- * Build speed (BUILD_PRAGMAS, FTS_BUILD_CONFIG, SEGMENT_PASSAGES below) was measured side by side
- * with the settings before them: 1.3x the passages per CPU-second at 500k passages. The tokenizer
- * is not traded for speed (porter costs ~30%): ranking stays the in-memory Bm25Retriever's (same
- * tokenizer and query words, bm25 with the title weighted 2). Repeated searches come from a cache.
- * A search is first tried by corpusTopK.ts, an exact top-k that skips most postings and falls
- * back to the plain FTS5 query (`searchPlain`, the reference) whenever it cannot prove its answer;
- * ties are ranked by rowid in both, and in Bm25Retriever.
- * What bounds the rate is FTS5's insert on the one thread that owns the connection (profile: 30% the
- * pending-term hash, 11% porter, 3% unicode61, then segment writes): 51-55k passages/s on an idle
- * 2-core machine at 200k passages, 46k/s at 3M. Parsing in a worker thread takes 1.15x less of that
- * thread's CPU (the same CPU in all); tried and not kept: multi-row INSERTs (0.85x), FTS5 pgsz
- * 16k / 64k, hashsize 4-8 MiB, 10k-passage segments, no merging (all within noise), columnsize=0
- * and detail=column / none (they change bm25 or slow every query), stemming in JavaScript on the
- * worker (no faster than FTS5's own porter): docs/BENCHMARK_FILES.md has the figures.
+ * Build speed comes from BUILD_PRAGMAS, FTS_BUILD_CONFIG and SEGMENT_PASSAGES below; what bounds
+ * it is FTS5's insert on the one thread that owns the connection. The tokenizer is not traded for
+ * speed: ranking stays the in-memory Bm25Retriever's (same tokenizer and query words, bm25 with
+ * the title weighted 2). Repeated searches come from a cache. A search is first tried by
+ * corpusTopK.ts, an exact top-k that skips most postings and falls back to the plain FTS5 query
+ * (`searchPlain`, the reference) whenever it cannot prove its answer; ties are ranked by rowid in
+ * both, and in Bm25Retriever. Why these settings, the figures and what was tried and not kept:
+ * docs/decisions/036-corpus-index-build.md and docs/BENCHMARK_FILES.md.
  * Node-only (fs, better-sqlite3). Speed: `npm run bench -- corpus` (goal >= 50k passages/s).
  * Tested by test/core/data/corpusIndex.test.ts (a kill -9 mid-build included) and
  * test/engine/corpusProgress.test.ts (progress logged by an engine).

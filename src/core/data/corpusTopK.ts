@@ -14,17 +14,15 @@
  * It gives up (null: the caller runs the plain FTS5 query, the reference) on anything unusual (a
  * query word FTS5 makes into several tokens or none, a negative weight), on one word or few
  * postings (nothing to win), and when it would spend more than `maxPostingShare` of the plain
- * query's postings (its own queries' postings plus ROW_COST a row scored in full): a search that
- * falls back costs at most 1.15x the plain one, once its words are known (a term's df and exact
- * bound are read once, O(df) each, and cached: corpusTerms.ts). Ties are ordered by rowid, as the
- * plain query.
+ * query's postings (its own queries' postings plus ROW_COST a row scored in full), so a search
+ * that falls back costs little more than the plain one once its words are known (a term's df and
+ * exact bound are read once, O(df) each, and cached: corpusTerms.ts). Ties are ordered by rowid,
+ * as the plain query.
  * Differs from MaxScore as published: no posting cursors, so a failed try costs a whole query of
- * the essential phrases, and the rows are scored from their text, not from postings.
- * Measured on the 3M-passage synthetic index (bench/corpus.bench.ts's generator), medians, load ~1.1
- * on 2 cores: questions (a rare, a mid and a frequent word) 62 ms against 501 ms plain at k 5
- * (65 / 419 ms at k 10, 303 / 468 ms at k 50, half of them proven); all-frequent, mid-only and
- * rare-only queries fall back, within 1-4% of the plain time (no proof is cheap there: block-max
- * bounds would be needed, and FTS5 does not expose its posting blocks).
+ * the essential phrases, and the rows are scored from their text, not from postings. Queries of
+ * only frequent, only mid or only rare words fall back: proving them cheaply would need block-max
+ * bounds, and FTS5 does not expose its posting blocks. Speed: `npm run bench -- corpus`
+ * (`query_*_ms` beside `*_plain_ms`); figures in docs/decisions/037-corpus-pruned-topk.md.
  * Node-only (better-sqlite3). Tested against the plain query by test/core/data/corpusTopK.test.ts.
  */
 import type Database from 'better-sqlite3';

@@ -1,9 +1,9 @@
 /**
  * SHA-256 of a file in a worker thread, with progress and a cancel, so a large dataset never
- * stalls the thread that serves the API (issue 26: validateConfig hashed a 20 GB file for 69 s on
- * the lab worker, and a listRuns sent meanwhile waited 67 s). The worker streams the file in
- * 4 MiB reads (the same bytes as datasetTasks.ts fileSha256, the synchronous reference the CLI
- * keeps using) and posts the bytes done every PROGRESS_BYTES; `cancel` terminates it.
+ * stalls the thread that serves the API (docs/decisions/054-hashing-off-thread.md: hashing a
+ * multi-GB file on the lab worker held every other request for as long). The worker streams the
+ * file in 4 MiB reads (the same bytes as datasetTasks.ts fileSha256, the synchronous reference the
+ * CLI keeps using) and posts the bytes done every PROGRESS_BYTES; `cancel` terminates it.
  *
  * The worker is CommonJS evaluated from a string (no file to ship beside the bundles). Node-only
  * (worker_threads). Not here: the memo and the sharing of one job between requests

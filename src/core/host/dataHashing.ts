@@ -4,8 +4,8 @@
  * hashInBackground, which fills the memo that resolving the config then reads), and the request
  * waits for it only up to a bound. Past the bound, validateConfig answers at once with a pending
  * state (each field still being read, with its progress) and the hash goes on; the next
- * validation of the same file joins the same job. Issue 26: a 20 GB file held the lab worker for
- * 69 s, and every other request with it.
+ * validation of the same file joins the same job. Why: a multi-GB file hashed on the lab worker
+ * would hold every other request with it (docs/decisions/054-hashing-off-thread.md).
  *
  * Not here: what the hash is for (datasetTasks.ts), path roots (pathRoots.ts). Tested by
  * test/core/data/hashOffThread.test.ts (listRuns while a 2 GB file is hashed).

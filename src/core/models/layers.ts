@@ -1,27 +1,16 @@
 /**
- * The differentiable building blocks of the transformer, written for the tfjs wasm backend
- * (docs/ARCHITECTURE.md, "Decisions written down", the wasm speed rules; `npm run bench --
- * layer-variants`): there a plain 2-D matmul runs at ~30-40 GFLOP/s, while a matmul
- * with transpose flags or a batched 3-D one runs at 2-4. So every weight product here is a plain
- * 2-D `matMul` without flags, and the backward passes are written by hand (`tf.customGrad`) with
- * explicit `tf.transpose`s instead of tfjs's default gradients, which use transpose flags. The
- * per-(batch, head) attention products of training are depthwise convolutions (`channelProduct`,
- * ~3x a batched matMul). Each block is five custom ops (rmsNorm, selfAttention, linear, rmsNorm,
- * mlp) that save only what their backward needs (memory: see `linearTransposed`).
+ * The differentiable building blocks of the lab's transformer (rmsNorm, selfAttention, linear,
+ * mlp, the one-hot embedding), written for tfjs's wasm backend, where a plain 2-D matMul without
+ * transpose flags is far faster than a flagged or batched one: every weight product here is a
+ * plain 2-D `matMul`, backward passes are written by hand (`tf.customGrad`) with explicit
+ * transposes, training attention products are depthwise convolutions (`channelProduct`), and each
+ * op saves only what its backward needs (memory: see `linearTransposed`). Why, the kernel facts
+ * and the traps to avoid: docs/decisions/011-wasm-kernel-rules.md.
  *
- * wasm kernel facts measured for this file (tfjs 4.22): Tanh ~25 ms per 1M floats vs Sigmoid ~1;
- * 2-D Transpose ~10 ns per float, 4-D [0, 2, 1, 3] (last axis kept) ~20x faster, 5-D ~60 ms per
- * 0.8M floats; Gather ~30-60 ns per float; Slice/Unpack/SplitV copy their whole input first;
- * Transpose throws "divide by zero" on some size-1 or empty shapes (`permute` avoids it); oneHot
- * with dtype 'float32' returns garbage (use the int32 default and cast).
- *
- * On the native backend (tfjs-node, tfjs name `tensorflow`, TensorFlow 2.21 CPU kernels) these
- * tricks cost instead: forward + backward at the small preset's training shapes, the
- * depthwise-conv attention took 6.5-8.5x the time of plain batched matMuls with tfjs's autodiff,
- * and the explicit transposes of `linearTransposed` 1.5-3.3x the time of matMul's own gradient
- * (bench/layer-variants.bench.ts, two runs). So `selfAttention` and `linear` pick their form per
- * backend from `TRAINING_KERNELS` (the small preset's native step: 2.1x faster by CPU time). The
- * one-hot embedding stays everywhere: gather with its gradient saved ~3 ms of a ~1.7 s step.
+ * On the native backend (tfjs name `tensorflow`) those tricks are slower than tfjs's own
+ * gradients, so `selfAttention` and `linear` pick their form per backend from `TRAINING_KERNELS`
+ * (docs/decisions/012-training-kernels-per-backend.md; `npm run bench -- layer-variants`). The
+ * one-hot embedding stays everywhere.
  *
  * Not a layer library: no state, no variables (transformer.ts owns those). Call inside tf.tidy.
  * Tests: test/core/models/layers.test.ts (each custom gradient against tfjs's own autodiff, and

@@ -14,11 +14,9 @@
  * i is step first + i, so a bucket is a step range), one SQL statement per series computes every
  * bucket's extremes (per bucket, two aggregate reads over its primary-key range: min() / max()
  * with bare columns, which take the first row reaching the extreme) and only the picked rows
- * cross into JavaScript; otherwise (sparse steps: eval series, few points) the rows are read and
- * bucketed here in one pass. CPU for 5 x 100,000 points at 694 points each: reading every row
- * through better-sqlite3 ~1 s; two statements per bucket ~94 ms; the one statement per series
- * ~59 ms, against ~55 ms for two bare aggregate passes over the same rows (the floor without a
- * stored summary; bench `ui` first_open_ms).
+ * cross into JavaScript, much cheaper than reading every row; otherwise (sparse steps: eval
+ * series, few points) the rows are read and bucketed here in one pass. Why and how much:
+ * docs/decisions/049-series-downsampled-in-sql.md (`npm run bench -- ui`, first_open_ms).
  *
  * Tests: test/core/store/series.test.ts (both paths against a slow per-bucket reference, and
  * against each other).

@@ -7,8 +7,8 @@
  * and the column lookup they share with a tied embedding (`gatherColumns`) live in ./headOps.ts
  * and are re-exported here.
  *
- * Same wasm rules as ../layers.ts (read its header for the measured kernel facts): every weight
- * product is a plain 2-D matMul without transpose flags, backward passes use explicit transposes,
+ * Same wasm rules as ../layers.ts (docs/decisions/011-wasm-kernel-rules.md): every weight product
+ * is a plain 2-D matMul without transpose flags, backward passes use explicit transposes,
  * attention products are depthwise convolutions (`channelProduct`), every backward runs in its own
  * tf.tidy and reads only saved tensors or long-lived ones (model weights, constants the model
  * owns), never intermediates of the forward scope.
@@ -16,11 +16,10 @@
  * Per backend, as ../layers.ts `TRAINING_KERNELS`: the training/scoring attention (with the layout
  * of its key bias) and the frozen linear come from `HF_TRAINING_KERNELS`. wasm and cpu keep the
  * custom ops above (`attendRows`, `frozenLinear`); the native backend (tfjs name `tensorflow`:
- * tfjs-node and tfjs-node-gpu, TensorFlow's kernels) takes plain batched matMuls with tfjs's own
- * gradients (`attendBatched`) and transpose-flag products (`frozenLinearFlags`). Measured there
- * (bench/one-model.bench.ts, CPU time, full fine-tuning step): the depthwise-convolution attention
- * made the HF step 1.6-3.7x slower than the lab's model; with the batched form it is at par
- * (0.96-1.12x), e.g. 48 x 296 tokens 2857 -> 706 ms, d256 x 6 at 32 x 128 tokens 5191 -> 1622 ms.
+ * tfjs-node and tfjs-node-gpu) takes plain batched matMuls with tfjs's own gradients
+ * (`attendBatched`) and transpose-flag products (`frozenLinearFlags`), which are much faster on
+ * TensorFlow's kernels (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench --
+ * one-model`).
  *
  * Not here: the architecture (model.ts), sampling (sampler.ts), log-probs (logprobs.ts).
  * Tests: test/core/models/hf/model.test.ts (the whole forward against a float64 reference,

@@ -5,11 +5,8 @@
  * Why: the trace viewer always lists one split (training by default, `?split=eval` for the
  * evaluation episodes). Up to version 5 the split lived on episodes only, so the list walked
  * events_by_step and looked up each event's episode: an eval page after one evaluation read every
- * training event up to the next evaluation, and a count read every event of the run. Measured on
- * one run of 2,000 steps x 300 training events with 384 eval events every 100 steps (608k
- * events, one process, load average ~2.5 on 2 cores): the eval page after an evaluation 7.8 ms
- * -> 0.8 ms, all 39 eval pages 200 ms -> 30 ms, the eval count 150 ms -> 0.2 ms, the train count
- * 160 ms -> 15 ms; first pages unchanged (~0.7 ms); this migration took 0.6-1.1 s on that file.
+ * training event up to the next evaluation, and a count read every event of the run
+ * (docs/decisions/048-events-carry-split.md).
  *
  * - events.split is a copy of episodes.split, like events.run_id and events.step: the writer
  *   (../steps.ts insertEvent) stores the episode's split on each of its events, in the same

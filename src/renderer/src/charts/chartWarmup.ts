@@ -3,11 +3,10 @@
  * detached element is drawn (the full option) and given one live point (the append path), then
  * disposed, WARMUP_ROUNDS times. Why: the first panels a page draws otherwise pay for V8
  * compiling and tiering up ECharts' and the panel's code, and for the canvas's first text
- * measurements. In a Chrome trace of bench `ui`'s first open (first_open_ms) that was about
- * 150 ms of the page's main thread (V8 budget interrupts ~105, parse and compile ~33,
- * measureText ~36, with tracing on, at load ~16 on 2 cores); done while the runs list is shown,
- * nobody waits for it. When a real panel comes first (`skip`, called by
- * components/RunDashboardChart.vue) the warm-up is dropped: that panel does the same work itself.
+ * measurements (docs/decisions/063-chart-warmup.md; `npm run bench -- ui`, first_open_ms). Done
+ * while the runs list is shown, nobody waits for it. When a real panel comes first (`skip`,
+ * called by components/RunDashboardChart.vue) the warm-up is dropped: that panel does the same
+ * work itself.
  * Not here: anything a user sees (the element is never in the document), the store, the API.
  * Tested by test/renderer/chartWarmup.test.ts (a fake chart and a hand-driven idle clock).
  */
