@@ -9,8 +9,8 @@
  * no slider, whose view was rebuilt from the series on every update; the y axis given as fixed
  * bounds and tick step (shared/chartRange) that stay put while live points fall inside them; the
  * raw line drawn faint in an opaque colour pre-mixed with the panel's background (an alpha line
- * costs the canvas 2-8 ms more to rasterise); series with ids, so an update merges only the data
- * of the lines that changed.
+ * costs the canvas more to rasterise); series with ids, so an update merges only the data of the
+ * lines that changed (docs/decisions/062-dashboard-drawing.md).
  * Themes: the dark and light colours (THEMES); the light ones follow prefers-color-scheme.
  * The plot's margins come from charts/chartGrid.ts. Tested through test/renderer/chartPanel.test.ts.
  */
