@@ -1,7 +1,7 @@
 /**
  * The domain records, one type per concept from the store to the screen: what the trainer hands
- * the store (member, event, episode, evaluation records; the event vocabulary of
- * docs/ARCHITECTURE.md) and what the store's read queries return (event summary and detail,
+ * the store (member, event, episode, evaluation records; the event vocabulary of the design
+ * card, ../shared/design/ARCHITECTURE.md "The event") and what the store's read queries return (event summary and detail,
  * stored member, episode, evaluation, checkpoint). The store returns these, the LabApi ships them
  * unchanged (src/shared/api.ts; typed arrays become number arrays once, in wire.ts), and the
  * renderer reads the same types. Ids are the database's row ids.
@@ -48,7 +48,7 @@ export function shownStatus(stored: StoredRunStatus, queued: boolean, active = f
 // ---------------------------------------------------------------------------------------------
 // Written by the trainer (one step's episodes, through the store's StepRecord)
 
-/** One member output of an event (ARCHITECTURE.md "The event"). */
+/** One member output of an event (design card ARCHITECTURE.md "The event"). */
 export interface MemberRecord {
   /** Index of the member within its active set, 0..K-1. */
   memberIndex: number;

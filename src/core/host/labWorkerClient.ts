@@ -6,7 +6,7 @@
  * export) on the Electron main thread freezes every window; on the web server it stalls every
  * request and socket. In the worker it blocks only the worker (STYLE.md, habit 13).
  *
- * Division of work (docs/ARCHITECTURE.md, "Lab worker"): the worker owns the database, the API
+ * Division of work (docs/decisions/053-lab-worker.md): the worker owns the database, the API
  * and the run bookkeeping (host/runs.ts); this side owns the EngineLauncher and the PDF printer,
  * because in Electron both need the main process (utilityProcess.fork, BrowserWindow). The worker
  * asks for a launch with a message; this side launches, then relays the engine's messages and

@@ -2,7 +2,7 @@
  * Plain-data types of the SRPO objective library: the batch a caller hands in, the prepared
  * (validated, grouped, advantage-assigned) batch the math works on, and the report it returns.
  *
- * Vocabulary (docs/ARCHITECTURE.md, "The event"): one event = one environment transition = one
+ * Vocabulary (the design card ../shared/design/ARCHITECTURE.md, "The event"): one event = one environment transition = one
  * active set of K >= 1 member outputs sampled from the same pre-action state. Members carry
  * per-token log-probs of their generated tokens and a loss mask (1 on generated tokens, 0 on
  * padding and environment text). No tfjs here: this file is browser- and test-safe.

@@ -1,6 +1,6 @@
 /**
- * The run store: SQLite schema, numbered migrations and typed repositories (docs/ARCHITECTURE.md
- * "Storage"). Public surface: `LabStore` (one connection, every call as a method), `openLabDb`
+ * The run store: SQLite schema, numbered migrations and typed repositories
+ * (docs/decisions/046-sqlite-store.md). Public surface: `LabStore` (one connection, every call as a method), `openLabDb`
  * for the raw connection, the record types and `LabStoreError`. Tests: test/core/store/.
  */
 export { LabStore } from './store';

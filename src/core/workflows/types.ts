@@ -1,5 +1,5 @@
 /**
- * The workflow interface an orchestrator drives (ARCHITECTURE.md, "The event").
+ * The workflow interface an orchestrator drives (the design card's ARCHITECTURE.md, "The event").
  *
  * A workflow episode is a state machine. `pending()` says which active set it needs next: one
  * event id, its pre-action state id, its kind and group key, the expected cardinality K and

@@ -1,5 +1,5 @@
 /**
- * Migration 1: the initial schema (docs/ARCHITECTURE.md "Storage"). Not to be edited once
+ * Migration 1: the initial schema (docs/decisions/046-sqlite-store.md). Not to be edited once
  * shipped: a change to the schema is a new numbered file in this folder plus one line in
  * ./index.ts. Tested by test/core/store/db.test.ts (migrating from empty) and every store test.
  *
