@@ -10,9 +10,8 @@
  * The objective's view, the penalised event reward R_e averaged over the complete events that
  * the update trains on, is `reward/event_mean` with its sample std `reward/event_std`.
  *
- * Tests: test/shared/metricCatalogue.test.ts (patterns, duplicates) and
- * test/core/train/metricKeys.test.ts (a real step emits only catalogued keys, and every key the
- * screens and reports show by default exists in it).
+ * Tests: test/core/train/metricKeys.test.ts (patterns and duplicates; a real step emits only
+ * catalogued keys, and every key the screens and reports show by default exists in it).
  */
 
 /** The code that writes a metric (one producer per key). */
