@@ -9,14 +9,19 @@
 // `npm run lint` runs `prettier --check .` beside ESLint: scripts/lint.mjs; `npm run format` rewrites);
 // eslint-config-prettier switches off the rules that would fight it. max-len stays: Prettier does
 // not break long strings or comments.
+// Inside src/core, the packages (its folders) import each other only down one order, and neither
+// they nor src/shared's modules form a cycle: `local/package-layers` (eslint-rules/packageLayers.mjs),
+// with the order and the known exceptions below (corePackages, sharedPackages).
 // How it is tested: `npm run lint` passes on the tree; test/layering.test.ts checks that this file
-// still holds the layering rules and that they fire on a forbidden import.
+// still holds the layering rules, that they fire on a forbidden import, a package imported against
+// the order and a planted cycle, and that the tree passes them.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import prettierConfig from 'eslint-config-prettier';
 import pluginVue from 'eslint-plugin-vue';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import packageLayers from './eslint-rules/packageLayers.mjs';
 
 // ---- Layering (docs/ARCHITECTURE.md "Code layout") -------------------------------------------
 // Each entry: a folder, then what its files may not import. Relative paths are matched by glob on
@@ -73,6 +78,42 @@ export const layering = {
     },
   ]),
 };
+
+/**
+ * The packages of src/core, lowest first: a file may import a package of a lower layer, or of its
+ * own layer unless that forms a cycle; never one of a higher layer. util: plain helpers; eval and
+ * store: grading, and the database, which know no model; srpo (the objective), models and data;
+ * workflows, policies, external (the OpenAI-compatible endpoint of external agents) and config
+ * (the run config, which names workflows, models and data); rollout; train and suites (a suite's
+ * spec and tables); host (runs, the queue, the API service).
+ */
+export const corePackages = {
+  root: 'src/core',
+  layers: [
+    ['util'],
+    ['eval', 'store'],
+    ['srpo', 'models', 'data'],
+    ['workflows', 'policies', 'external', 'config'],
+    ['rollout'],
+    ['train', 'suites'],
+    ['host'],
+  ],
+  /**
+   * Imports known to go against the order, each with its reason: to be moved, then removed from
+   * here (test/layering.test.ts fails on one no longer in the tree).
+   */
+  exceptions: [
+    // src/core/external is being written now (issue 29 item 3 leaves it to its author): SampledMember
+    // belongs below rollout (e.g. policies/types.ts), and the episode log the workflow opens belongs
+    // to one side only.
+    { from: 'external/episodeLog.ts', to: 'rollout', why: 'imports type SampledMember from rollout/orchestrator.ts' },
+    { from: 'external/server.ts', to: 'rollout', why: 'imports type SampledMember from rollout/orchestrator.ts' },
+    { from: 'workflows/external.ts', to: 'external', why: 'opens an EpisodeLog of external/, which imports workflows/: a cycle' },
+  ],
+};
+/** src/shared: flat modules, no order, no cycles (a type-only cycle counts). */
+export const sharedPackages = { root: 'src/shared', granularity: 'file' };
+const local = { rules: { 'package-layers': packageLayers } };
 
 /**
  * Issue 18 counted 125 lines over 160 characters (the longest 404). Long code and comments get
@@ -183,6 +224,8 @@ export default defineConfig(
   { files: ['src/core/**/*.ts'], rules: { 'no-restricted-imports': layering['src/core'] } },
   { files: ['src/shared/**/*.ts'], rules: { 'no-restricted-imports': layering['src/shared'] } },
   { files: ['src/renderer/**/*.{ts,vue}'], rules: { 'no-restricted-imports': layering['src/renderer'] } },
+  { files: ['src/core/**/*.ts'], plugins: { local }, rules: { 'local/package-layers': ['error', corePackages] } },
+  { files: ['src/shared/**/*.ts'], plugins: { local }, rules: { 'local/package-layers': ['error', sharedPackages] } },
   {
     files: ['src/core/**/*.ts', 'src/shared/**/*.ts'],
     rules: {
