@@ -3,11 +3,15 @@
  * redrawn in place (bar, step/total, reward, eval accuracy, s/step, ETA), otherwise one plain
  * log line per step. Pure formatting over the engine's messages; no I/O of its own beyond the
  * writer it is given. "step n/S" counts updates committed (src/shared/stepConvention.ts): the
- * message of step record s says n = s + 1; the final evaluation is "after S steps". Tests: test/cli/train.test.ts (plain lines), progress line by example.
+ * message of step record s says n = s + 1; the final evaluation is "after S steps" (with
+ * evaluation off, eval.every = 0, the last line says so instead of a table of dashes). Health
+ * warnings (src/shared/runHealth.ts) over the step messages' metrics are printed once each, as
+ * soon as they hold. Tests: test/cli/train.test.ts (plain lines), test/cli/progressView.test.ts.
  */
 import type { EngineMessage } from '../core/host/messages';
 import { corpusProgressBarText, corpusProgressFigures } from '../shared/corpusProgress';
-import { updatesDone } from '../shared/stepConvention';
+import { runHealth, healthLine, type HealthCheckName, type HealthPoint } from '../shared/runHealth';
+import { metricStepKind, stepOfRecord, updatesDone } from '../shared/stepConvention';
 import { duration, fixed } from './lab';
 
 export class ProgressView {
@@ -16,6 +20,9 @@ export class ProgressView {
   private lastEval: number | null = null;
   private lastReward: number | null = null;
   private drawn = false;
+  /** The health keys' values by step (updates done), from the step messages. */
+  private readonly health: Record<string, HealthPoint[]> = {};
+  private readonly warned = new Set<HealthCheckName>();
 
   constructor(
     private readonly out: (line: string) => void,
@@ -34,7 +41,7 @@ export class ProgressView {
         this.startedAt = performance.now();
         this.line(
           `engine ready: backend ${msg.backend.name}` +
-            (msg.startStep > 0 ? `, resuming at step ${msg.startStep} (${msg.startStep} updates committed)` : '') +
+            (msg.startStep > 0 ? `, resuming at step ${msg.startStep + 1} (${msg.startStep} updates committed)` : '') +
             `, ${msg.totalSteps - msg.startStep} steps to go`,
         );
         return;
@@ -47,7 +54,11 @@ export class ProgressView {
         const perStep = (performance.now() - this.startedAt) / 1000 / this.stepsDone;
         const eta = duration(perStep * Math.max(0, remaining));
         if (msg.final) {
-          this.line(`final eval (after ${msg.totalSteps} steps): macro avg ${fixed(m['eval/macro/avg'])}  pass ${fixed(m['eval/macro/pass'])}`);
+          this.line(
+            m['eval/macro/avg'] === undefined
+              ? `done: ${msg.step} update${msg.step === 1 ? '' : 's'}; no final evaluation (evaluation off: eval.every = 0)`
+              : `final eval (after ${msg.step} steps): macro avg ${fixed(m['eval/macro/avg'])}  pass ${fixed(m['eval/macro/pass'])}`,
+          );
         } else if (this.tty) {
           this.draw(updatesDone(msg.step, msg.totalSteps), msg.totalSteps, perStep, eta);
         } else {
@@ -57,6 +68,7 @@ export class ProgressView {
               `${fixed(msg.wallMs / 1000, 2)} s/step  ETA ${eta}${msg.checkpoint ? '  [checkpoint]' : ''}`,
           );
         }
+        if (!msg.final) this.checkHealth(msg.step, m);
         return;
       }
       case 'status':
@@ -72,6 +84,19 @@ export class ProgressView {
         if (msg.done) return this.clear();
         this.bar(corpusProgressFigures(msg).fraction, ` ${corpusProgressBarText(msg)}`);
         return;
+    }
+  }
+
+  /** Adds a training step's metrics to the health series and prints each warning the first time it holds. */
+  private checkHealth(record: number, m: Record<string, number>): void {
+    for (const [k, v] of Object.entries(m)) {
+      if (k.startsWith('eval/') || metricStepKind(k) !== 'train') continue;
+      (this.health[k] ??= []).push({ step: stepOfRecord(record, 'train'), value: Number.isFinite(v) ? v : null });
+    }
+    for (const w of runHealth(this.health, { ended: false })) {
+      if (this.warned.has(w.check)) continue;
+      this.warned.add(w.check);
+      this.line(healthLine(w));
     }
   }
 

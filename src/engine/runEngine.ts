@@ -23,7 +23,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { resolveRunConfig, type RunConfig } from '../core/config';
-import { KEY_METRICS, type EngineMessage, type EngineStatus } from '../core/host/messages';
+import { isKeyMetric, type EngineMessage, type EngineStatus } from '../core/host/messages';
 import { runDirFor, stopFlagPath } from '../core/host/paths';
 import { corpusProgressLine, type CorpusProgress } from '../core/data/corpusIndex';
 import { initBackend } from '../core/models/backend';
@@ -153,7 +153,7 @@ export async function runEngine(req: EngineRequest, send: (msg: EngineMessage) =
         }
       });
       const metrics: Record<string, number> = {};
-      for (const k of KEY_METRICS) if (k in summary.metrics) metrics[k] = summary.metrics[k];
+      for (const [k, v] of Object.entries(summary.metrics)) if (isKeyMetric(k)) metrics[k] = v;
       send({ type: 'step', step, final: summary.final, totalSteps: config.steps, metrics, wallMs: summary.wallMs, checkpoint: summary.checkpoint });
     }
     return finish('completed');

@@ -57,10 +57,13 @@ function longestRun(points: readonly HealthPoint[], test: (v: number | null) => 
   return best;
 }
 
-/** A run long enough to warn: NO_SIGNAL_STEPS points, or every point of a shorter series. */
-function sustained(points: readonly HealthPoint[], test: (v: number | null) => boolean): { from: number; to: number; n: number } | null {
+/**
+ * A run long enough to warn: NO_SIGNAL_STEPS points, or, when the series are an ended run's whole
+ * series (`ended`), every point of a shorter one; while a run trains only NO_SIGNAL_STEPS do.
+ */
+function sustained(points: readonly HealthPoint[], test: (v: number | null) => boolean, ended: boolean): { from: number; to: number; n: number } | null {
   const run = longestRun(points, test);
-  return run && run.n >= Math.min(NO_SIGNAL_STEPS, points.length) ? run : null;
+  return run && run.n >= (ended ? Math.min(NO_SIGNAL_STEPS, points.length) : NO_SIGNAL_STEPS) ? run : null;
 }
 
 const stepsWord = (r: { from: number; to: number; n: number }): string =>
@@ -69,7 +72,7 @@ const stepsWord = (r: { from: number; to: number; n: number }): string =>
 interface HealthCheck {
   /** The keys it reads; `{role}` stands for any role (matched against the run's keys). */
   keys: readonly string[];
-  run(series: HealthSeries): HealthWarning | null;
+  run(series: HealthSeries, ended: boolean): HealthWarning | null;
 }
 
 const isOne = (v: number | null): boolean => v !== null && v >= 1 - 1e-9;
@@ -79,9 +82,9 @@ const ROLE_VALID = /^role\/([^/]+)\/valid_rate$/;
 export const HEALTH_CHECKS = {
   'no-signal': {
     keys: ['groups/zero_std_frac', 'reward/std'],
-    run(series) {
-      const groups = sustained(series['groups/zero_std_frac'] ?? [], isOne);
-      const std = groups ? null : sustained(series['reward/std'] ?? [], isZero);
+    run(series, ended) {
+      const groups = sustained(series['groups/zero_std_frac'] ?? [], isOne, ended);
+      const std = groups ? null : sustained(series['reward/std'] ?? [], isZero, ended);
       if (!groups && !std) return null;
       return {
         check: 'no-signal',
@@ -97,11 +100,11 @@ export const HEALTH_CHECKS = {
   },
   'all-invalid': {
     keys: ['role/{role}/valid_rate'],
-    run(series) {
+    run(series, ended) {
       for (const [key, points] of Object.entries(series)) {
         const role = ROLE_VALID.exec(key)?.[1];
         if (!role) continue;
-        const r = sustained(points, isZero);
+        const r = sustained(points, isZero, ended);
         if (!r) continue;
         return {
           check: 'all-invalid',
@@ -117,8 +120,8 @@ export const HEALTH_CHECKS = {
   },
   'clip-saturated': {
     keys: ['clip/frac'],
-    run(series) {
-      const r = sustained(series['clip/frac'] ?? [], (v) => v !== null && v >= CLIP_SATURATED);
+    run(series, ended) {
+      const r = sustained(series['clip/frac'] ?? [], (v) => v !== null && v >= CLIP_SATURATED, ended);
       if (!r) return null;
       return {
         check: 'clip-saturated',
@@ -164,9 +167,13 @@ export function healthKeys(runKeys: readonly string[]): string[] {
   return [...new Set([...fixed.filter((k) => runKeys.includes(k)), ...runKeys.filter((k) => ROLE_VALID.test(k))])];
 }
 
-/** Every warning the series show, in registry order. */
-export function runHealth(series: HealthSeries): HealthWarning[] {
-  return HEALTH_CHECK_NAMES.map((n) => (HEALTH_CHECKS[n] as HealthCheck).run(series)).filter((w): w is HealthWarning => w !== null);
+/**
+ * Every warning the series show, in registry order. `options.ended` (default true): the series
+ * are the run's whole series; false while it trains (a sign must then hold NO_SIGNAL_STEPS steps).
+ */
+export function runHealth(series: HealthSeries, options: { ended?: boolean } = {}): HealthWarning[] {
+  const ended = options.ended ?? true;
+  return HEALTH_CHECK_NAMES.map((n) => (HEALTH_CHECKS[n] as HealthCheck).run(series, ended)).filter((w): w is HealthWarning => w !== null);
 }
 
 /** One line for a terminal: `warning: No learning signal: <measured>. <cause>`. */

@@ -39,4 +39,33 @@ describe('ProgressView', () => {
     view.handle(report(100, true));
     expect(lines).toEqual([]);
   });
+
+  it('a run with evaluation off ends with what it did, not a table of dashes', () => {
+    const lines: string[] = [];
+    const view = new ProgressView((l) => lines.push(l), null);
+    view.handle({ type: 'step', step: 2, final: true, totalSteps: 2, metrics: { 'time/step': 0.0001 }, wallMs: 1, checkpoint: null });
+    expect(lines).toEqual(['done: 2 updates; no final evaluation (evaluation off: eval.every = 0)']);
+    expect(lines.join('\n')).not.toMatch(/macro avg -/);
+  });
+
+  it('prints a health warning once, when it first holds (steps are updates done)', () => {
+    const lines: string[] = [];
+    const view = new ProgressView((l) => lines.push(l), null);
+    const step = (s: number) =>
+      view.handle({
+        type: 'step',
+        step: s,
+        final: false,
+        totalSteps: 6,
+        metrics: { 'reward/mean': 0, 'groups/zero_std_frac': 1 },
+        wallMs: 1,
+        checkpoint: null,
+      });
+    for (let s = 0; s < 5; s++) step(s);
+    const warnings = lines.filter((l) => l.startsWith('warning:'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^warning: No learning signal: groups\/zero_std_frac = 1 for 3 consecutive steps \(1-3\).*random-weight model/);
+    // It came right after step 3 (the third step with no signal), not before.
+    expect(lines.findIndex((l) => l.startsWith('warning:'))).toBe(lines.findIndex((l) => l.startsWith('step 3/6')) + 1);
+  });
 });

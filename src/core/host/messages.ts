@@ -79,7 +79,18 @@ export const KEY_METRICS = [
   'clip/frac_high',
   'kl/approx',
   'time/step',
+  // What the CLI's health warnings read (src/shared/runHealth.ts), with every role's valid rate (isKeyMetric).
+  'groups/zero_std_frac',
+  'reward/std',
+  'clip/frac',
+  'grad/norm',
+  'update/skipped',
 ] as const;
+
+/** Whether a step message carries this metric: a KEY_METRICS key or a role's valid rate (the health warnings read it). */
+export function isKeyMetric(key: string): boolean {
+  return (KEY_METRICS as readonly string[]).includes(key) || /^role\/[^/]+\/valid_rate$/.test(key);
+}
 
 export function parseEngineMessage(raw: unknown): EngineMessage {
   const r = engineMessageSchema.safeParse(raw);
