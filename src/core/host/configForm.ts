@@ -19,7 +19,7 @@
  * test/core/data/hashOffThread.test.ts, test/server/server.test.ts.
  */
 import { z } from 'zod';
-import { LabApiError, type ConfigField, type ConfigValidation, type FieldError, type PresetInfo } from '../../shared/api';
+import { LabApiError, type ConfigField, type ConfigFieldCondition, type ConfigValidation, type FieldError, type PresetInfo } from '../../shared/api';
 import { configDiff } from '../../shared/analysis';
 import { findForbiddenKey, forbiddenKeyMessage } from '../../shared/inputGuards';
 import {
@@ -35,7 +35,14 @@ import {
   runConfigSchema,
   type RunConfig,
 } from '../config';
+import { datasetTaskSchema } from '../data/datasetTasks';
+import { TASK_NAMES } from '../data/tasks';
 import { FieldProblemsError } from '../util/schemaError';
+import { externalConfigSchema } from '../workflows/external';
+import { mathConfigSchema } from '../workflows/math';
+import { WORKFLOW_NAMES, type WorkflowName } from '../workflows/registry';
+import { searchConfigSchema } from '../workflows/search';
+import { singleConfigSchema } from '../workflows/single';
 import { CREATE_HASH_WAIT_MS, hashDataFilesAhead, pendingHashMessage, VALIDATE_HASH_WAIT_MS, type PendingHash } from './dataHashing';
 import { outsideRootProblems, suiteRowInputs, type PathRoots } from './pathRoots';
 
@@ -67,7 +74,32 @@ function mergedInput(preset: string | null, config: Record<string, unknown>): Re
     throw new LabApiError('invalid_input', forbiddenKeyMessage(hit.key, `config at "${hit.path}"`), [
       { path: hit.path, message: `the key "${hit.key}" is not allowed` },
     ]);
-  return preset ? mergeConfig(presetInput(preset), config) : config;
+  return preset ? mergeWithSwitches(presetInput(preset), config) : config;
+}
+
+type Options = Record<string, unknown> & { workflow?: { name?: unknown; options?: Record<string, unknown> } };
+
+/**
+ * The preset's input with a config merged over it, where a switch starts afresh as `--set` does
+ * (config/overrides.ts): a new workflow name takes only the options the config gives, and a new
+ * K mode (`solvers.mode`: fixed to router) only the fields the config gives for it, so the old
+ * mode's `k` is not left beside the new `maxK`.
+ */
+function mergeWithSwitches(base: Record<string, unknown>, config: Record<string, unknown>): Record<string, unknown> {
+  const merged = mergeConfig(base, config) as Options;
+  const from = (base as Options).workflow;
+  const to = (config as Options).workflow;
+  if (!to || !merged.workflow) return merged;
+  if (to.name !== undefined && to.name !== from?.name) {
+    merged.workflow.options = structuredClone(to.options ?? {});
+    return merged;
+  }
+  for (const [key, value] of Object.entries(to.options ?? {})) {
+    const old = from?.options?.[key] as { mode?: unknown } | undefined;
+    const mode = value && typeof value === 'object' ? (value as { mode?: unknown }).mode : undefined;
+    if (mode !== undefined && old?.mode !== undefined && old.mode !== mode) merged.workflow.options![key] = structuredClone(value);
+  }
+  return merged;
 }
 
 const refused = (errors: readonly FieldError[]): ConfigValidation => ({
@@ -180,7 +212,9 @@ type JsonSchema = {
   properties?: Record<string, JsonSchema>;
   items?: JsonSchema;
   enum?: unknown[];
+  const?: unknown;
   anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
@@ -189,42 +223,136 @@ type JsonSchema = {
   additionalProperties?: unknown;
 };
 
-let fieldsCache: ConfigField[] | null = null;
+/** Each workflow's options schema: the form shows `workflow.options` as one field per option of the chosen workflow. */
+const WORKFLOW_OPTION_SCHEMAS = {
+  math: mathConfigSchema,
+  search: searchConfigSchema,
+  single: singleConfigSchema,
+  external: externalConfigSchema,
+} satisfies Record<WorkflowName, z.ZodType>;
 
-/** The run config's editable leaves, from its JSON schema (zod's toJSONSchema of runConfigSchema). */
-export function configFields(): ConfigField[] {
-  if (fieldsCache) return fieldsCache;
-  const root = z.toJSONSchema(runConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+/** Fields filled when a run is created (content hashes): never typed, so never shown. */
+const DERIVED_KEYS = new Set(['sha256', 'corpusSha256']);
+
+const jsonSchemaOf = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+
+/**
+ * The editable leaves of a JSON schema under `prefix`. Objects become nested fields; a union of
+ * objects told apart by a constant (`mode: 'fixed' | 'mixed' | 'router'`) becomes an enum of the
+ * constants plus each variant's fields shown while it is chosen; a nullable object with such a
+ * constant (policies.adapter) the same, its "none" making the object null.
+ */
+function schemaFields(root: JsonSchema, prefix: string, when: ConfigFieldCondition[] = []): ConfigField[] {
   const out: ConfigField[] = [];
-  const walk = (s: JsonSchema, path: string) => {
-    let nullable = false;
-    if (s.anyOf) {
-      nullable = s.anyOf.some((a) => a.type === 'null');
-      s = s.anyOf.find((a) => a.type !== 'null') ?? {};
+  const walk = (s: JsonSchema, path: string, conds: ConfigFieldCondition[], inheritedNullable = false) => {
+    let nullable = inheritedNullable;
+    const alternatives = s.anyOf ?? s.oneOf;
+    const nonNull = alternatives?.filter((a) => a.type !== 'null') ?? [];
+    if (alternatives && nonNull.length > 1 && nonNull.every((a) => a.properties)) return variants(s, nonNull, path, conds);
+    if (alternatives) {
+      nullable = nullable || alternatives.some((a) => a.type === 'null');
+      s = { description: s.description, ...(nonNull[0] ?? {}) };
     }
     let type = s.type;
     if (Array.isArray(type)) {
       nullable = nullable || type.includes('null');
       type = type.find((t) => t !== 'null');
     }
-    const base = { path, ...(nullable ? { nullable } : {}), ...(s.description ? { description: s.description } : {}) };
+    const base: ConfigField = {
+      path,
+      kind: 'json',
+      ...(nullable ? { nullable } : {}),
+      ...(s.description ? { description: s.description } : {}),
+      ...(conds.length ? { when: conds } : {}),
+    };
     if (type === 'object' && s.properties) {
-      for (const [k, v] of Object.entries(s.properties)) walk(v, path ? `${path}.${k}` : k);
-    } else if (type === 'object') out.push({ ...base, kind: 'json' });
+      const tag = Object.entries(s.properties).find(([, v]) => v.const !== undefined);
+      if (nullable && tag) {
+        // A nullable object with a constant tag: the tag is its switch ("none": null), the rest shows while it is on.
+        const [key, v] = tag;
+        out.push({
+          ...base,
+          path: `${path}.${key}`,
+          kind: 'enum',
+          options: [String(v.const)],
+          nullable: true,
+          noneNulls: path,
+          description: v.description ?? s.description,
+        });
+        const on = [...conds, { path: `${path}.${key}`, in: [String(v.const)] }];
+        for (const [k, sub] of Object.entries(s.properties)) if (k !== key && !DERIVED_KEYS.has(k)) walk(sub, `${path}.${k}`, on);
+        return;
+      }
+      for (const [k, v] of Object.entries(s.properties)) if (!DERIVED_KEYS.has(k)) walk(v, path ? `${path}.${k}` : k, conds);
+    } else if (type === 'object') out.push(base);
+    else if (s.const !== undefined) out.push({ ...base, kind: 'enum', options: [String(s.const)] });
     else if (s.enum) out.push({ ...base, kind: 'enum', options: s.enum.map(String) });
-    else if (type === 'array') out.push({ ...base, kind: 'list', ...(s.items?.enum ? { options: s.items.enum.map(String) } : {}) });
-    else if (type === 'integer' || type === 'number') {
-      out.push({
-        ...base,
-        kind: type,
-        ...(s.minimum !== undefined ? { min: s.minimum } : s.exclusiveMinimum !== undefined ? { min: s.exclusiveMinimum, exclusiveMin: true } : {}),
-        ...(s.maximum !== undefined ? { max: s.maximum } : s.exclusiveMaximum !== undefined ? { max: s.exclusiveMaximum, exclusiveMax: true } : {}),
-      });
-    } else if (type === 'boolean') out.push({ ...base, kind: 'boolean' });
+    else if (type === 'array' && s.items?.enum) out.push({ ...base, kind: 'list', options: s.items.enum.map(String) });
+    else if (type === 'array' && s.items?.type === 'string') out.push({ ...base, kind: 'lines' });
+    else if (type === 'array') out.push(base);
+    else if (type === 'integer' || type === 'number') out.push({ ...base, kind: type, ...bounds(s) });
+    else if (type === 'boolean') out.push({ ...base, kind: 'boolean' });
     else if (type === 'string') out.push({ ...base, kind: 'string' });
-    else out.push({ ...base, kind: 'json' });
+    else out.push(base);
   };
-  walk(root, '');
+  /** A union of objects with one constant key in common: the key as an enum, each variant's other keys while it is chosen. */
+  const variants = (s: JsonSchema, options: JsonSchema[], path: string, conds: ConfigFieldCondition[]) => {
+    const key = Object.keys(options[0].properties!).find((k) => options.every((o) => o.properties![k]?.const !== undefined));
+    if (!key) return void out.push({ path, kind: 'json', ...(s.description ? { description: s.description } : {}), ...(conds.length ? { when: conds } : {}) });
+    const tags = options.map((o) => String(o.properties![key].const));
+    out.push({
+      path: `${path}.${key}`,
+      kind: 'enum',
+      options: tags,
+      ...(s.description ? { description: s.description } : {}),
+      ...(conds.length ? { when: conds } : {}),
+    });
+    options.forEach((o, i) => {
+      for (const [k, v] of Object.entries(o.properties!)) if (k !== key) walk(v, `${path}.${k}`, [...conds, { path: `${path}.${key}`, in: [tags[i]] }]);
+    });
+  };
+  walk(root, prefix, when);
+  return out;
+}
+
+const bounds = (s: JsonSchema) => ({
+  ...(s.minimum !== undefined ? { min: s.minimum } : s.exclusiveMinimum !== undefined ? { min: s.exclusiveMinimum, exclusiveMin: true } : {}),
+  ...(s.maximum !== undefined ? { max: s.maximum } : s.exclusiveMaximum !== undefined ? { max: s.exclusiveMaximum, exclusiveMax: true } : {}),
+});
+
+/** Every workflow's options as fields under `workflow.options`, each shown while its workflow is chosen (a field two workflows share is one field). */
+function workflowOptionFields(): ConfigField[] {
+  const byPath = new Map<string, ConfigField>();
+  for (const name of WORKFLOW_NAMES) {
+    const condition = { path: 'workflow.name', in: [name] };
+    for (const f of schemaFields(jsonSchemaOf(WORKFLOW_OPTION_SCHEMAS[name]), 'workflow.options', [condition])) {
+      const seen = byPath.get(f.path);
+      const sameField = seen && seen.kind === f.kind && JSON.stringify(seen.when!.slice(1)) === JSON.stringify(f.when!.slice(1));
+      if (seen && sameField) seen.when![0].in.push(name);
+      // Own copies of the conditions: the workflow's condition object is shared by its fields.
+      else byPath.set(seen ? `${f.path}@${name}` : f.path, { ...f, when: f.when!.map((c) => ({ ...c, in: [...c.in] })) }); // never two workflows' different fields under one path today
+    }
+  }
+  return [...byPath.values()];
+}
+
+let fieldsCache: ConfigField[] | null = null;
+
+/**
+ * The run config's editable fields, from its JSON schema (zod's toJSONSchema of runConfigSchema):
+ * its leaves, the task lists as `tasks` fields (built-in names, dataset-file entries), and
+ * `workflow.options` as the chosen workflow's own options (WORKFLOW_OPTION_SCHEMAS).
+ */
+export function configFields(): ConfigField[] {
+  if (fieldsCache) return fieldsCache;
+  const root = jsonSchemaOf(runConfigSchema);
+  const datasetEntry = schemaFields(jsonSchemaOf(datasetTaskSchema), '');
+  const out: ConfigField[] = [];
+  for (const f of schemaFields(root, '')) {
+    if (f.path === 'workflow.options') out.push(...workflowOptionFields());
+    else if (f.path === 'tasks.train' || f.path === 'tasks.eval') out.push({ ...f, kind: 'tasks', options: [...TASK_NAMES], entryFields: datasetEntry });
+    else out.push(f);
+  }
   fieldsCache = out;
   return out;
 }

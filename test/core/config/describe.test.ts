@@ -59,7 +59,35 @@ describe('config field descriptions', () => {
     expect(dualClip?.nullable).toBe(true);
     expect(dualClip?.description).toMatch(/dual clip/i);
     expect(byPath.get('policies.modelOverrides.nHeads')?.description).toMatch(/heads/i);
-    expect(byPath.get('workflow.options')?.description).toMatch(/workflow/i);
+    // workflow.options is no raw box: one field per option, each with its own help (issue 30, point 9).
+    expect(byPath.has('workflow.options')).toBe(false);
+    expect(byPath.get('workflow.options.solvers.k')?.description).toMatch(/set size K/);
+  });
+
+  it('shows the task lists and the workflow options as editable fields (issue 30, point 9)', () => {
+    for (const list of ['tasks.train', 'tasks.eval']) {
+      const f = byPath.get(list);
+      expect(f?.kind).toBe('tasks');
+      expect(f?.options).toContain('arith-chain');
+      expect(f?.entryFields?.map((e) => e.path)).toEqual(['dataset', 'format', 'name', 'limit', 'split']); // sha256 is filled, never typed
+    }
+    // The chosen workflow's options, a K mode's own fields while it is chosen.
+    expect(byPath.get('workflow.options.solvers.mode')).toMatchObject({
+      kind: 'enum',
+      options: ['fixed', 'mixed', 'router'],
+      when: [{ path: 'workflow.name', in: ['math'] }],
+    });
+    expect(byPath.get('workflow.options.solvers.maxK')?.when).toEqual([
+      { path: 'workflow.name', in: ['math'] },
+      { path: 'workflow.options.solvers.mode', in: ['router'] },
+    ]);
+    expect(byPath.get('workflow.options.invalidPenalty')?.when).toEqual([{ path: 'workflow.name', in: ['math', 'search', 'single'] }]);
+    expect(byPath.get('workflow.options.topK')?.when).toEqual([{ path: 'workflow.name', in: ['search'] }]);
+    expect(byPath.has('workflow.options.corpusSha256')).toBe(false);
+    // LoRA: its kind is the switch ("none": policies.adapter null), its fields show while it is on.
+    expect(byPath.get('policies.adapter.kind')).toMatchObject({ kind: 'enum', options: ['lora'], nullable: true, noneNulls: 'policies.adapter' });
+    expect(byPath.get('policies.adapter.r')?.when).toEqual([{ path: 'policies.adapter.kind', in: ['lora'] }]);
+    expect(byPath.get('policies.adapter.targetModules')?.kind).toBe('lines');
   });
 
   it('describes every objective field', () => {

@@ -109,3 +109,17 @@ describe("prompts against the model's context", () => {
     }
   });
 });
+
+describe('the form switches a K mode as --set does', () => {
+  it("a new solvers.mode takes only the fields the form sends for it (the preset's k is not left beside maxK)", () => {
+    const v = validateConfig('math-quick', { workflow: { name: 'math', options: { solvers: { mode: 'router', maxK: 3 }, maxLoops: 1 } } });
+    expect(v.errors).toEqual([]);
+    expect((v.config as { workflow: { options: { solvers: unknown } } }).workflow.options.solvers).toEqual({ mode: 'router', maxK: 3 });
+    // A new workflow starts its options afresh.
+    const search = validateConfig('math-quick', {
+      workflow: { name: 'search', options: { searchers: { mode: 'fixed', k: 3 } } },
+      tasks: { train: ['kb-single'], eval: ['kb-single'] },
+    });
+    expect(search.errors).toEqual([]);
+  });
+});

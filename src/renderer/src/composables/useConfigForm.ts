@@ -6,17 +6,35 @@
  * leaf is left out of what the lab checks, so a field has one message, not two. The form can be
  * seeded from another config (Clone and edit) and keeps a user's edits across a preset switch
  * (`edits` / `reset(base, keep)`).
+ *
+ * A field with conditions (`when`: the chosen workflow's options, a K mode's own fields, LoRA's
+ * fields while an adapter is on) is shown and sent only while they hold. `changes` lists every
+ * leaf that differs from the preset, valid or not (an edit the lab refuses is still a change; it
+ * is marked invalid), so "Changes from PRESET" never says "none" while the form holds edits.
+ * Tested by test/e2e/newRun.test.ts.
  */
 import { computed, onScopeDispose, ref, watch, type Ref } from 'vue';
 import { flatten } from '../../../shared/analysis';
 import type { ConfigDiffEntry, ConfigField, FieldError, PresetInfo } from '../../../shared/api';
 import { labClient } from '../api/client';
 
+/** Kinds whose state is a value (a choice, a list); the others are text as typed. */
+const VALUE_KINDS = new Set<ConfigField['kind']>(['enum', 'boolean', 'list', 'tasks']);
+
 /** The text a field shows for a value. */
 function toText(f: ConfigField, v: unknown): string {
   if (v === null || v === undefined) return '';
   if (f.kind === 'json') return JSON.stringify(v);
+  if (f.kind === 'lines') return Array.isArray(v) ? v.map(String).join('\n') : String(v);
   return String(v);
+}
+
+/** One edited leaf: its path, the preset's and the form's value as shown, and whether the lab refused it. */
+export interface FormChange {
+  path: string;
+  before: string;
+  after: string;
+  invalid: boolean;
 }
 
 export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo | null>) {
@@ -35,9 +53,9 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
     const t: Record<string, string> = {};
     const v: Record<string, unknown> = {};
     for (const f of fields.value) {
-      // A json field (workflow.options) holds the whole sub-object, which flatten split up.
-      const value = f.kind === 'json' ? jsonAt(base, f.path) : flat[f.path];
-      if (f.kind === 'enum' || f.kind === 'boolean' || f.kind === 'list') v[f.path] = value;
+      // A json field (a record) holds the whole sub-object, which flatten split up; a task list holds its entries.
+      const value = f.kind === 'json' || f.kind === 'tasks' ? jsonAt(base, f.path) : flat[f.path];
+      if (VALUE_KINDS.has(f.kind)) v[f.path] = f.noneNulls && value === undefined ? null : value;
       else t[f.path] = toText(f, value);
     }
     return { t, v };
@@ -48,7 +66,7 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
     const seeded = leavesOf(base);
     const out: { path: string; text?: string; value?: unknown }[] = [];
     for (const f of fields.value) {
-      if (f.path in seeded.v) {
+      if (VALUE_KINDS.has(f.kind)) {
         if (JSON.stringify(values.value[f.path]) !== JSON.stringify(seeded.v[f.path])) out.push({ path: f.path, value: values.value[f.path] });
       } else if ((texts.value[f.path] ?? '') !== (seeded.t[f.path] ?? '')) out.push({ path: f.path, text: texts.value[f.path] ?? '' });
     }
@@ -66,10 +84,19 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
     values.value = v;
   }
 
+  /** Whether a field is shown (and sent): every condition holds on the form's current choices. */
+  function visible(f: ConfigField): boolean {
+    return (f.when ?? []).every((c) => {
+      const v = values.value[c.path];
+      return typeof v === 'string' && c.in.includes(v);
+    });
+  }
+
   /** Leaves that do not even parse locally. */
   const localErrors = computed<FieldError[]>(() => {
     const out: FieldError[] = [];
     for (const f of fields.value) {
+      if (!visible(f)) continue;
       const s = texts.value[f.path];
       if (s === undefined || s.trim() === '') continue;
       if ((f.kind === 'number' || f.kind === 'integer') && !Number.isFinite(Number(s)))
@@ -89,9 +116,21 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
   const config = computed<Record<string, unknown>>(() => {
     const out: Record<string, unknown> = {};
     for (const f of fields.value) {
+      if (!visible(f)) continue;
       let v: unknown;
+      if (f.noneNulls && (values.value[f.path] === null || values.value[f.path] === '')) {
+        setAt(out, f.noneNulls, null); // "none": the whole object (policies.adapter) is null
+        continue;
+      }
       if (f.path in values.value) v = values.value[f.path];
-      else {
+      else if (f.kind === 'lines') {
+        const items = (texts.value[f.path] ?? '')
+          .split('\n')
+          .map((x) => x.trim())
+          .filter(Boolean);
+        if (!items.length) continue;
+        v = items;
+      } else {
         const s = texts.value[f.path] ?? '';
         if (s.trim() === '') {
           if (!f.nullable) continue;
@@ -147,10 +186,38 @@ export function useConfigForm(fields: Ref<ConfigField[]>, preset: Ref<PresetInfo
         e.path === path || e.path.startsWith(`${path}.`) || (e.path !== '' && path.startsWith(`${e.path}.`) && !fields.value.some((f) => f.path === e.path)),
     );
 
+  /** Every leaf that differs from the preset, shown or not yet valid (marked), in field order. */
+  const changes = computed<FormChange[]>(() => {
+    const seeded = leavesOf(preset.value?.config);
+    const shown = (f: ConfigField, v: unknown, text: string | undefined): string => {
+      if (!VALUE_KINDS.has(f.kind)) return text === undefined || text.trim() === '' ? (f.nullable ? 'none' : 'default') : text.replace(/\n/g, ', ');
+      if (v === null || v === undefined || v === '') return 'none';
+      if (f.kind === 'tasks' && Array.isArray(v))
+        return v.map((e) => (typeof e === 'string' ? e : String((e as { dataset?: unknown }).dataset ?? '?'))).join(', ');
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    };
+    const out: FormChange[] = [];
+    for (const f of fields.value) {
+      if (!visible(f)) continue;
+      const isValue = VALUE_KINDS.has(f.kind);
+      const before = isValue ? seeded.v[f.path] : seeded.t[f.path];
+      const now = isValue ? values.value[f.path] : texts.value[f.path];
+      const same = isValue ? JSON.stringify(before ?? null) === JSON.stringify(now ?? null) : (before ?? '') === (now ?? '');
+      if (same) continue;
+      out.push({
+        path: f.path,
+        before: shown(f, seeded.v[f.path], seeded.t[f.path]),
+        after: shown(f, values.value[f.path], texts.value[f.path]),
+        invalid: errorsOf(f.path).length > 0,
+      });
+    }
+    return out;
+  });
+
   /** Fields with a problem (a field with two messages counts once). */
   const problemFields = computed(() => new Set(errors.value.map((e) => e.path)).size);
 
-  return { texts, values, errors, diff, checking, config, reset, edits, validate, errorsOf, problemFields };
+  return { texts, values, errors, diff, changes, checking, config, reset, edits, validate, errorsOf, problemFields, visible };
 }
 
 function jsonAt(obj: unknown, path: string): unknown {
