@@ -156,7 +156,7 @@ export const COMMANDS = {
     flags: [],
     help: [
       "For evaluating with any external harness: the endpoint of the external workflow (docs/EXTERNAL_AGENTS.md), answering /v1/chat/completions with each request's own sampling settings.",
-      'example: serve-model --run 3 --step 29, then OPENAI_BASE_URL and OPENAI_API_KEY as printed',
+      'example: serve-model --run 3 --step 30 (the checkpoint after 30 updates), then OPENAI_BASE_URL and OPENAI_API_KEY as printed',
     ],
     run: serveModelCommand,
   },

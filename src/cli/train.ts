@@ -162,10 +162,12 @@ async function trainRun(
   const db = ` --db ${dbPath}`;
   const ckpt = store.latestCheckpoint(runId);
   const resumeHint =
-    `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${ckpt.step})` : ' (restarts at step 0: no checkpoint yet)');
+    `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${checkpointUpdates(ckpt.step)})` : ' (restarts at step 1: no checkpoint yet)');
   switch (outcome.status) {
     case 'completed':
-      out(`run ${runId} completed: ${outcome.lastStep} training steps and the final evaluation. See: ${labCommand()} show ${runId}${db}`);
+      out(
+        `run ${runId} completed: ${outcome.lastStep} training steps${((store.getRun(runId)?.config as RunConfig | undefined)?.eval?.every ?? 1) > 0 ? ' and the final evaluation' : ' (evaluation off)'}. See: ${labCommand()} show ${runId}${db}`,
+      );
       break;
     case 'stopped':
       out(`run ${runId} stopped (${outcome.lastStep + 1} steps committed); ${resumeHint}`);

@@ -150,7 +150,8 @@ describe('one step count on every surface; export as the UI exports', () => {
   it('show: the same counts, checkpoints named by the updates they hold', async () => {
     const done = await cli(['show', String(completed), '--db', db]);
     expect(done.out).toMatch(/progress\s+3\/3 steps \(updates committed and the final evaluation\)/);
-    expect(done.out).toMatch(/checkpoints after 3 updates \(eval --checkpoint STEP takes 2\)/);
+    // The checkpoint of record 2 holds 3 updates: it is step 3, the number eval --checkpoint takes.
+    expect(done.out).toMatch(/checkpoints steps 3 \(the updates each holds; eval --checkpoint N and export-model --step N take these\)/);
     const halt = await cli(['show', String(stopped), '--db', db]);
     expect(halt.out).toMatch(/progress\s+5\/8 steps \(updates committed\)\n/);
     expect(halt.out).toMatch(/checkpoints none/);

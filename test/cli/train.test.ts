@@ -154,33 +154,34 @@ describe('srpo-lab run commands', () => {
     expect(r.out).toMatch(/workflow\s+math \{"solvers":\{"mode":"fixed","k":2\},"maxLoops":1,/);
     expect(r.out).toMatch(/rollout\s+N 2 tasks x G 2/);
     expect(r.out).toMatch(/progress\s+3\/3 steps \(updates committed and the final evaluation\)/);
-    expect(r.out).toMatch(/checkpoints after 1, 2, 3 updates \(eval --checkpoint STEP takes 0, 1, 2\)/);
-    expect(r.out).toMatch(/latest metrics:\n\s+reward\/mean\s+-?\d\.\d{4}  \(step 2\)\n/);
+    // Steps are updates done (src/shared/stepConvention.ts): checkpoints 1-3, the last update's reward at step 3.
+    expect(r.out).toMatch(/checkpoints steps 1, 2, 3 \(the updates each holds; eval --checkpoint N and export-model --step N take these\)/);
+    expect(r.out).toMatch(/latest metrics \(step: the update, or the evaluation after that many updates\):\n\s+reward\/mean\s+\S+  \(step 3\)\n/);
+    expect(r.out).toMatch(/summary:\n\s+ended by\s+its step count \(3 steps done\)\n\s+final eval\s+Avg@2 \d\.\d{3}, Pass@2 \d\.\d{3} at step 3 \(after 3 updates\)/);
     expect(r.out).toMatch(/eval\/macro\/avg\s+\S+  \(step 3\)/);
     expect(r.out).toMatch(/evaluations \(step s: after s updates; step 3: final \(after 3 updates\)\):\n\s+step\s+benchmark\s+n\s+queries\s+avg@n\s+pass@n/);
     expect(r.out.match(/^\s+\d\s+arith-[a-z]+\s/gm)).toHaveLength(3 * EVAL_BENCHMARKS); // steps 0, 2 (eval.every 2) and 3 (final)
   });
 
-  it('eval: a checkpoint gives the numbers the run recorded after that step', async () => {
-    const r = await cli(['eval', '1', '--checkpoint', '1', '--db', db]);
+  it('eval: checkpoint N (after N updates) gives the numbers the run recorded at step N', async () => {
+    const r = await cli(['eval', '1', '--checkpoint', '2', '--db', db]);
     expect(r.err).toBe('');
-    expect(r.out).toMatch(/^run 1, checkpoint of step 1 .*2 queries x n 2/);
+    expect(r.out).toMatch(/^run 1, checkpoint of step 2 .*2 queries x n 2/);
     const store = LabStore.open(db);
-    const recorded = store
-      .evaluations(1)
-      .filter((e) => e.step === 2)
-      .map((e) => ({ ...e, step: 1 }));
+    const recorded = store.evaluations(1).filter((e) => e.step === 2); // the evaluation after 2 updates, labelled step 2 by both
     store.close();
+    expect(recorded.length).toBeGreaterThan(0);
     for (const line of evaluationTable(recorded).slice(2)) expect(r.out).toContain(line);
     const missing = await cli(['eval', '1', '--checkpoint', '9', '--db', db]);
-    expect(missing.err).toMatch(/run 1 has no checkpoint at step 9; checkpoints at 0, 1, 2/);
+    expect(missing.err).toMatch(/run 1 has no checkpoint at step 9 \(--checkpoint\); checkpoints at steps 1, 2, 3/);
   });
 
   it('export: JSON with run, metrics and evaluations; CSV with one row per (run, step, key, value, wall time)', async () => {
     const j = await cli(['export', '1', '--format', 'json', '--db', db]);
     const data = JSON.parse(j.out);
     expect(data.run).toMatchObject({ id: 1, name: 'math-quick-s1', status: 'completed', lastStep: 3 });
-    expect(data.metrics['reward/mean'].map((p: { step: number }) => p.step)).toEqual([0, 1, 2]);
+    // Steps are updates done: training metrics of updates 1-3, evaluations after 0, 2 and 3 updates; both end at 3.
+    expect(data.metrics['reward/mean'].map((p: { step: number }) => p.step)).toEqual([1, 2, 3]);
     expect(data.metrics['eval/macro/avg'].map((p: { step: number }) => p.step)).toEqual([0, 2, 3]);
     expect(data.evaluations).toHaveLength(3 * EVAL_BENCHMARKS);
 

@@ -105,7 +105,7 @@ describe('SRPO runs on a Hugging Face model (tiny Qwen3, LoRA)', () => {
         // `eval RUN` loads a Hugging Face run's checkpoint (base + adapter) like a lab model's.
         const ev = await cli(['eval', String(runId), '--db', dbPath]);
         expect(ev.code, ev.err).toBe(0);
-        expect(ev.out).toMatch(/checkpoint of step 2/);
+        expect(ev.out).toMatch(/checkpoint of step 3 /); // the checkpoint after 3 updates (steps are updates done)
       }
       if (workflow === 'search') {
         // export-model: the searcher's adapter (peft), then merged into a bf16 model folder.
