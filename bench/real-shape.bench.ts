@@ -272,7 +272,7 @@ async function loraStep(dir: string, config: HfModelConfig, rows: number, prompt
         const surrogate = tf.minimum(tf.mul(ratio, a), tf.mul(tf.clipByValue(ratio, 0.8, 1.28), a)); // clipped ratio x advantage
         return tf.neg(tf.div(tf.sum(tf.mul(surrogate, s.mask)), tf.sum(s.mask))) as tf.Scalar;
       }, model.variables());
-      opt.applyGradients(grads);
+      opt.applyGradients(grads as unknown as Parameters<typeof opt.applyGradients>[0]); // the variables' gradients by name
       value.dataSync(); // waits for the device
     });
     return performance.now() - t;

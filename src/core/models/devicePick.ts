@@ -105,7 +105,8 @@ function rowOffsets(B: number, stride: number): tf.Tensor2D {
 /** x[r, idx[r]] for x [B, n] and idx [B, 1] int32 -> [B, 1]. */
 function pickCols(x: tf.Tensor2D, idx: tf.Tensor2D): tf.Tensor2D {
   const [B, n] = x.shape;
-  return tf.gather(tf.reshape(x, [B * n]), tf.add(idx, rowOffsets(B, n))) as tf.Tensor2D; // [B, 1]
+  const flat = tf.reshape<tf.Rank.R1>(x, [B * n]); // [B*n]
+  return tf.gather(flat as tf.Tensor, tf.add(idx, rowOffsets(B, n))) as tf.Tensor2D; // [B, 1]
 }
 
 /** How many entries of each row of c [B, n] are <= (or <) t [B, 1]: [B, 1] int32. */
