@@ -32,7 +32,7 @@ export async function runsCommand(args: ParsedArgs, out: (line: string) => void)
       r.workflow,
       r.algorithm,
       r.backend ?? '-',
-      stepsText(r.lastStep, (r.config as RunConfig).steps),
+      stepsText(r.lastStep, (r.config as RunConfig).steps, r.status),
       fixed(bestMetric(store, r.id, 'eval/macro/avg')),
       when(r.startedAt),
     ]);

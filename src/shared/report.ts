@@ -190,7 +190,7 @@ const runLine = (r: RunDetail) => [
   r.objective,
   r.backend ?? '–',
   r.seed,
-  stepsText(r.lastStep, r.steps),
+  stepsText(r.lastStep, r.steps, r.status),
   r.bestEval ? pct(r.bestEval.value) : '–',
 ];
 const RUN_HEAD = ['id', 'name', 'status', 'preset', 'workflow', 'objective', 'backend', 'seed', 'steps', 'best eval %'];

@@ -90,7 +90,10 @@ export function runOutcome(i: RunOutcomeInput): OutcomeLine[] {
   if (i.startedAt !== null) {
     const seconds = Math.max(0, ((i.endedAt ?? i.now) - i.startedAt) / 1000);
     const done = runUpdatesDone(i, i.steps);
-    lines.push({ label: 'time', text: `${clock(seconds)}${done > 0 ? ` (${(seconds / done).toFixed(seconds / done < 10 ? 2 : 1)} s per step)` : ''}` });
+    lines.push({
+      label: 'time',
+      text: `${clock(seconds)}${done > 0 ? ` (${(seconds / done).toFixed(seconds / done < 10 ? 2 : 1)} s per step, start-up and evaluations included)` : ''}`,
+    });
   }
   return lines;
 }

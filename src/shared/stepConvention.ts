@@ -51,9 +51,12 @@ export function runUpdatesDone(run: { status: string; lastStep: number }, steps:
   return run.status === 'completed' ? Math.max(0, Math.min(run.lastStep, steps)) : updatesDone(run.lastStep, steps);
 }
 
-/** "done/planned", the one progress text: `5/8`, `30/30`. */
-export function stepsText(lastStep: number, steps: number): string {
-  return `${updatesDone(lastStep, steps)}/${steps}`;
+/**
+ * "done/planned", the one progress text: `5/8`, `30/30`. With the run's status, a completed run
+ * that a budget ended early reads its real updates (`4/6`), not S/S (runUpdatesDone).
+ */
+export function stepsText(lastStep: number, steps: number, status?: string): string {
+  return `${status === undefined ? updatesDone(lastStep, steps) : runUpdatesDone({ status, lastStep }, steps)}/${steps}`;
 }
 
 /**

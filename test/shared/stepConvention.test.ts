@@ -29,6 +29,11 @@ describe('step convention', () => {
   it('a run stopped after 5 committed updates of 8 reads 5/8', () => {
     expect(stepsText(4, 8)).toBe('5/8');
   });
+  it('a completed run a budget ended after 4 of 6 updates reads 4/6 (its last record, 4, is the final evaluation)', () => {
+    expect(stepsText(4, 6, 'completed')).toBe('4/6');
+    expect(stepsText(6, 6, 'completed')).toBe('6/6');
+    expect(stepsText(4, 6, 'stopped')).toBe('5/6');
+  });
   it('nothing committed reads 0/S', () => {
     expect(stepsText(-1, 8)).toBe('0/8');
   });
