@@ -136,7 +136,13 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     await page.waitForSelector('.step-progress');
     await page.waitForFunction(() => document.querySelector('.step-progress')?.textContent === 'step 3/3');
     expect(await cli(['runs', '--db', dbPath])).toMatch(/math-quick-s1 .* 3\/3 /);
-    expect(await cli(['show', String(done), '--db', dbPath])).toMatch(/progress\s+3\/3 steps \(updates committed and the final evaluation\)/);
+    const show = await cli(['show', String(done), '--db', dbPath]);
+    expect(show).toMatch(/progress\s+3\/3 steps \(updates committed and the final evaluation\)/);
+    // The same number for checkpoints and chart x (updates done): the last checkpoint, training point and evaluation are all 3.
+    expect(show).toMatch(/checkpoints steps (\d, )*3 \(the updates each holds/);
+    const series = await service.call('metricSeries', { runId: done, keys: ['reward/mean', 'eval/macro/avg'] });
+    expect(series['reward/mean'].map((p) => p.step)).toEqual([1, 2, 3]);
+    expect(series['eval/macro/avg'].at(-1)!.step).toBe(3);
     const md = String((await service.call('exportReport', { runIds: [done], format: 'markdown' })).content);
     expect(md).toMatch(/\|\s*3\/3\s*\|/);
   });
@@ -225,6 +231,8 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     expect(numeric.length).toBeGreaterThan(1);
     expect(numeric).toEqual([...numeric].sort((a, b) => b - a));
     expect(numeric[0]).toBeCloseTo(Math.abs(ranked[0].advantage! * ranked[0].ratio!), 3);
+    // The step column says the step the curve point had (updates done), for every row.
+    expect(new Set(await page.$$eval('tr[data-event] td:first-child', (tds) => tds.map((td) => td.textContent ?? '')))).toEqual(new Set([String(step)]));
     // A click on the header flips to ascending; a third click restores step order.
     await page.click('th[data-sort="contribution"]');
     await page.waitForFunction(() => /smallest first/.test(document.querySelector('.sort-note')?.textContent ?? ''));
