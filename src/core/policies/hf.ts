@@ -10,6 +10,9 @@
  *   policy trains its own copy of every weight, cloned from it in memory (or, on resume, read from
  *   its checkpoint). That is one model copy plus AdamW state per role: registry.ts refuses it
  *   before loading when memoryCheck.ts says it does not fit, pointing to LoRA.
+ * Each mode is built by its own function (buildLora, buildPerRoleFull, buildSharedFull in the
+ * typed registry HF_TRAINING_MODES at the end of this file); the rest of the class only asks which
+ * model and adapter a policy runs on.
  * LoRA dropout (`policies.adapter.dropout` > 0) acts in the update's gradient pass only (`score`
  * with the update's noise; models/hf/loraDropout.ts).
  * Prompts are chat messages (workflows/chatPrompts.ts) rendered by the model's chat template,
@@ -32,7 +35,7 @@ import * as tf from '@tensorflow/tfjs';
 import { readGenerationConfig, readHfConfig } from '../models/hf/config';
 import { scoreHf, scoreHfData } from '../models/hf/logprobs';
 import { readLoraAdapter } from '../models/hf/loraFiles';
-import { HfModel, type HfAdapterConfig } from '../models/hf/model';
+import { checkpointLayout, HfModel, type HfAdapterConfig } from '../models/hf/model';
 import { openTensorSource } from '../models/hf/safetensorsFile';
 import { sampleHf } from '../models/hf/sampler';
 import { saveLoraAdapter } from '../models/hf/saveAdapter';
@@ -93,8 +96,6 @@ export function readHfFiles(dir: string): { config: HfModelConfig; generation: H
 /** A model's weights as a TensorSource in the checkpoint's own layout (what saveMergedModel reads), from memory. */
 export function memorySource(model: HfModel, origin: string): TensorSource {
   const specs = new Map(expectedWeights(model.config).map((w) => [w.name, w]));
-  const transposed = (name: string) =>
-    name.endsWith('_proj.weight') || name === 'lm_head.weight' || (name === 'model.embed_tokens.weight' && model.config.tieWordEmbeddings);
   return {
     origin,
     names: () => [...specs.keys()],
@@ -107,14 +108,7 @@ export function memorySource(model: HfModel, origin: string): TensorSource {
         dtype: 'F32',
         shape: [...spec.shape],
         file: origin,
-        read: () => {
-          const data = v.dataSync() as Float32Array; // waits for the device
-          if (!transposed(name)) return new Float32Array(data);
-          const [rows, cols] = v.shape as [number, number]; // stored [in, out] -> [out, in]
-          const out = new Float32Array(data.length);
-          for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = data[i * cols + j];
-          return out;
-        },
+        read: () => checkpointLayout(name, model.config, v.dataSync() as Float32Array, v.shape), // waits for the device
       };
     },
   };
@@ -150,7 +144,7 @@ export class HfPolicies implements Policies {
   /** Shared full fine-tuning's frozen KL reference (a second load of the folder). */
   private readonly refModel: HfModel | null;
   /** Per-role full fine-tuning: each policy's own trainable copy of the model, by policy id. */
-  private readonly copies = new Map<string, HfModel>();
+  private readonly copies: Map<string, HfModel>;
   private readonly byId = new Map<string, PolicyRef>();
   private readonly byRole = new Map<Role, PolicyRef>();
   private readonly names = new Map<string, ReadonlyMap<string, tf.Variable>>();
@@ -159,65 +153,35 @@ export class HfPolicies implements Policies {
     const { dir, sharing, adapter } = options;
     if (!Object.hasOwn(POLICY_SET_LAYOUTS, sharing)) throw new Error(`unknown policy sharing "${sharing}"`);
     const layout = POLICY_SET_LAYOUTS[sharing].policies(ROLES);
-    const copies = !adapter && layout.length > 1; // per-role full fine-tuning
     this.sharing = sharing;
     const files = readHfFiles(dir);
     this.config = files.config;
     this.generation = files.generation;
     this.tokenizer = files.tokenizer;
     const resume = options.resumeDir;
-    const load = (from: string, trainable: boolean | 'lora', recompute: boolean) =>
-      loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute });
-    const checkpointOf = (id: string, what: string) => {
-      const sub = path.join(resume!, id);
-      if (!fs.existsSync(sub)) throw new Error(`${resume}: no ${what} for policy "${id}" (needed to resume)`);
-      return sub;
+    const build: HfBuild = {
+      options,
+      config: this.config,
+      layout,
+      validVocab: this.tokenizer.vocabSize,
+      load: (from, trainable, recompute) => loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute }),
+      checkpointOf: (id, what) => {
+        const sub = path.join(resume!, id);
+        if (!fs.existsSync(sub)) throw new Error(`${resume}: no ${what} for policy "${id}" (needed to resume)`);
+        return sub;
+      },
     };
-    // Shared full fine-tuning resumes from its own saved weights; adapters and per-role copies sit over the original base.
-    const weightsDir = !adapter && !copies && resume ? checkpointOf(layout[0].id, 'checkpoint folder') : dir;
-    this.model = load(weightsDir, adapter ? 'lora' : !copies, options.recompute);
-    let ref: HfModel | null = null;
-    try {
-      ref = !adapter && !copies && options.reference ? load(dir, false, false) : null;
-      layout.forEach(({ id, roles }, i) => {
-        let version = 0;
-        if (adapter) {
-          if (resume) {
-            const sub = checkpointOf(id, 'adapter');
-            this.model.loadAdapter(id, readLoraAdapter(sub, this.config).pairs);
-            version = readPolicyFile(sub, id);
-          } else {
-            this.model.addAdapter(id, adapter, mixSeed(options.seed, 0x10a, i));
-          }
-          this.names.set(id, new Map(this.model.adapterVariables(id).map((v) => [v.name.slice(v.name.lastIndexOf('/') + 1), v]))); // `<target>.lora_A|B`: the same in every process
-        } else if (copies) {
-          // The role's own copy: its checkpoint on resume, else a clone of the frozen base (read back from memory, not from disk).
-          const sub = resume ? checkpointOf(id, 'model folder') : null;
-          const copy = sub
-            ? load(sub, true, options.recompute)
-            : HfModel.fromSource(this.config, memorySource(this.model, `the base of policy "${id}" in memory`), {
-                trainable: true,
-                validVocab: this.tokenizer.vocabSize,
-                recompute: options.recompute,
-              });
-          this.copies.set(id, copy);
-          if (sub) version = readPolicyFile(sub, id);
-          this.names.set(id, copy.params);
-        } else {
-          if (resume) version = readPolicyFile(path.join(resume, id), id);
-          this.names.set(id, this.model.params);
-        }
-        const p: PolicyRef = { id, roles, version };
-        this.byId.set(id, p);
-        for (const r of roles) this.byRole.set(r, p);
-      });
-    } catch (err) {
-      this.model.dispose();
-      ref?.dispose();
-      for (const c of this.copies.values()) c.dispose();
-      throw err;
+    const mode: HfTrainingMode = adapter ? 'lora' : layout.length > 1 ? 'perRoleFull' : 'sharedFull';
+    const built = HF_TRAINING_MODES[mode](build);
+    this.model = built.model;
+    this.refModel = built.refModel;
+    this.copies = built.copies;
+    for (const { id, roles, version, trainable } of built.policies) {
+      this.names.set(id, trainable);
+      const p: PolicyRef = { id, roles, version };
+      this.byId.set(id, p);
+      for (const r of roles) this.byRole.set(r, p);
     }
-    this.refModel = ref;
   }
 
   get hasReference(): boolean {
@@ -377,3 +341,101 @@ function loadWeights(dir: string, config: HfModelConfig, o: { trainable: boolean
     source.close?.();
   }
 }
+
+/** The three ways HfPolicies holds its models (see the header). */
+type HfTrainingMode = 'lora' | 'perRoleFull' | 'sharedFull';
+
+/** What building any mode needs: the options, the config, the policies' layout, a weights loader and the resume folders. */
+interface HfBuild {
+  options: HfPoliciesOptions;
+  config: HfModelConfig;
+  layout: readonly { id: string; roles: Role[] }[];
+  /** Real tokens (the tokenizer's size): the sampler never picks a head row beyond it. */
+  validVocab: number;
+  load(from: string, trainable: boolean | 'lora', recompute: boolean): HfModel;
+  /** `<resumeDir>/<id>`, or an error naming `what` is missing. */
+  checkpointOf(id: string, what: string): string;
+}
+
+/** The models a mode built, and each policy with its version and trainable variables (by names the same in every process). */
+interface HfBuilt {
+  model: HfModel;
+  refModel: HfModel | null;
+  copies: Map<string, HfModel>;
+  policies: { id: string; roles: Role[]; version: number; trainable: ReadonlyMap<string, tf.Variable> }[];
+}
+
+/** Runs `fill` on a fresh HfBuilt; on an error every model built so far is disposed (nothing half-loaded). */
+function guarded(built: HfBuilt, fill: (built: HfBuilt) => void): HfBuilt {
+  try {
+    fill(built);
+    return built;
+  } catch (err) {
+    built.model.dispose();
+    built.refModel?.dispose();
+    for (const c of built.copies.values()) c.dispose();
+    throw err;
+  }
+}
+
+/** LoRA: one frozen base, one named adapter per policy (its checkpoint on resume, else peft's initialisation). */
+function buildLora(b: HfBuild): HfBuilt {
+  const { options } = b;
+  const adapter = options.adapter!;
+  const model = b.load(options.dir, 'lora', options.recompute);
+  return guarded({ model, refModel: null, copies: new Map(), policies: [] }, (built) =>
+    b.layout.forEach(({ id, roles }, i) => {
+      let version = 0;
+      if (options.resumeDir) {
+        const sub = b.checkpointOf(id, 'adapter');
+        model.loadAdapter(id, readLoraAdapter(sub, b.config).pairs);
+        version = readPolicyFile(sub, id);
+      } else {
+        model.addAdapter(id, adapter, mixSeed(options.seed, 0x10a, i));
+      }
+      // `<target>.lora_A|B`: the same in every process
+      const trainable = new Map(model.adapterVariables(id).map((v) => [v.name.slice(v.name.lastIndexOf('/') + 1), v]));
+      built.policies.push({ id, roles, version, trainable });
+    }),
+  );
+}
+
+/** Per-role full fine-tuning: the base frozen (the KL reference), each policy its own trainable copy. */
+function buildPerRoleFull(b: HfBuild): HfBuilt {
+  const { options } = b;
+  const model = b.load(options.dir, false, options.recompute);
+  return guarded({ model, refModel: null, copies: new Map(), policies: [] }, (built) =>
+    b.layout.forEach(({ id, roles }) => {
+      // The role's own copy: its checkpoint on resume, else a clone of the frozen base (read back from memory, not from disk).
+      const sub = options.resumeDir ? b.checkpointOf(id, 'model folder') : null;
+      const copy = sub
+        ? b.load(sub, true, options.recompute)
+        : HfModel.fromSource(b.config, memorySource(model, `the base of policy "${id}" in memory`), {
+            trainable: true,
+            validVocab: b.validVocab,
+            recompute: options.recompute,
+          });
+      built.copies.set(id, copy);
+      built.policies.push({ id, roles, version: sub ? readPolicyFile(sub, id) : 0, trainable: copy.params });
+    }),
+  );
+}
+
+/** Shared full fine-tuning: the base itself trained (its own saved weights on resume), a second frozen load as the KL reference. */
+function buildSharedFull(b: HfBuild): HfBuilt {
+  const { options, layout } = b;
+  const resume = options.resumeDir;
+  const model = b.load(resume ? b.checkpointOf(layout[0].id, 'checkpoint folder') : options.dir, true, options.recompute);
+  return guarded({ model, refModel: null, copies: new Map(), policies: [] }, (built) => {
+    built.refModel = options.reference ? b.load(options.dir, false, false) : null;
+    for (const { id, roles } of layout) {
+      const version = resume ? readPolicyFile(path.join(resume, id), id) : 0;
+      built.policies.push({ id, roles, version, trainable: model.params });
+    }
+  });
+}
+
+const HF_TRAINING_MODES = { lora: buildLora, perRoleFull: buildPerRoleFull, sharedFull: buildSharedFull } satisfies Record<
+  HfTrainingMode,
+  (b: HfBuild) => HfBuilt
+>;

@@ -83,7 +83,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     // Training-only randomness (LoRA dropout): each member draws once per epoch, keyed by itself (policies/types.ts TrainingNoise).
     const noiseSeed = mixSeed(ctx.seed, TRAINING_NOISE, epoch);
     for (const events of chunk(order, miniBatches)) {
-      const r = updateMiniBatch(full, events, samples, objective, ctx, policies, noiseSeed);
+      const r = updateMiniBatch({ full, eventIdx: events, samples, objective, update: ctx, policies, noiseSeed });
       if (r.skipReason) {
         result.skipped++;
         result.lastSkipReason = r.skipReason;
@@ -111,6 +111,29 @@ function updatePolicies(ctx: UpdateContext): Policies {
   return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, new CharTokenizer()) : ctx.policies;
 }
 
+/** One mini-batch of an update: its events and what it shares with the update's other mini-batches. */
+interface MiniBatchContext {
+  /** The step's prepared batch (every complete event). */
+  full: PreparedBatch;
+  /** The mini-batch's events: indices into full.events, in the epoch's shuffled order. */
+  eventIdx: readonly number[];
+  /** Every sampled member of the step, by prepared member source index. */
+  samples: readonly MemberSample[];
+  objective: ObjectiveConfig;
+  update: UpdateContext;
+  /** The run's policies (a lab PolicySet already wrapped). */
+  policies: Policies;
+  /** Seed of the epoch's training-only randomness (LoRA dropout). */
+  noiseSeed: number;
+}
+
+/** The mini-batch's denominators, which every micro-batch divides by (SRPO.md point 7). */
+interface MiniBatchTotals {
+  totals: ObjectiveTotals;
+  /** Generated tokens of the whole mini-batch (the KL's denominator, >= 1). */
+  klTokens: number;
+}
+
 interface MiniBatchResult {
   metrics: Record<string, number>;
   /** By full prepared event index. */
@@ -130,24 +153,17 @@ const SUMMED_METRIC = /^(loss|kl)\//;
  * (`accumulate`), their global norm (`globalGradNorm`), then, unless the loss or the norm is not
  * finite, the clip and AdamW per policy (`applyClipped`).
  */
-function updateMiniBatch(
-  full: PreparedBatch,
-  eventIdx: readonly number[],
-  samples: readonly MemberSample[],
-  objective: ObjectiveConfig,
-  ctx: UpdateContext,
-  policies: Policies,
-  noiseSeed: number,
-): MiniBatchResult {
-  const mini = subBatch(full, eventIdx, samples, policies.ids());
-  const { out, grads, loss, skip } = accumulate(full, mini, eventIdx, samples, objective, ctx, policies, noiseSeed);
+function updateMiniBatch(mb: MiniBatchContext): MiniBatchResult {
+  const { policies } = mb;
+  const mini = subBatch(mb.full, mb.eventIdx, mb.samples, policies.ids());
+  const { out, grads, loss, skip } = accumulate(mb, mini);
   const paramOf = new Map<string, { policyId: string; name: string }>();
   for (const g of mini.groups) for (const [name, v] of policies.trainable(g.policyId)) paramOf.set(v.name, { policyId: g.policyId, name });
   const gradNorm = globalGradNorm(grads, paramOf);
   out.metrics['grad/norm'] = gradNorm;
   out.skipReason =
     skip ?? (!Number.isFinite(loss) ? `non-finite loss (${loss})` : !Number.isFinite(gradNorm) ? `non-finite gradient norm (${gradNorm})` : null);
-  if (!out.skipReason) out.metrics['grad/clip_scale'] = applyClipped(grads, paramOf, gradNorm, ctx, policies);
+  if (!out.skipReason) out.metrics['grad/clip_scale'] = applyClipped(grads, paramOf, gradNorm, mb.update, policies);
   tf.dispose([...grads.values()]);
   return out;
 }
@@ -159,30 +175,24 @@ function updateMiniBatch(
  * (SRPO.md point 7). Metrics under loss/ and kl/ add up; the rest are averaged by event share.
  * Returns the summed gradients by variable name (the caller owns them).
  */
-function accumulate(
-  full: PreparedBatch,
-  mini: SubBatch,
-  eventIdx: readonly number[],
-  samples: readonly MemberSample[],
-  objective: ObjectiveConfig,
-  ctx: UpdateContext,
-  policies: Policies,
-  noiseSeed: number,
-) {
-  const totals = objectiveTotals(mini.prepared, objective);
-  const klTokens = Math.max(
-    1,
-    mini.prepared.members.reduce((a, m) => a + m.length, 0),
-  );
+function accumulate(mb: MiniBatchContext, mini: SubBatch) {
+  const { full, eventIdx, samples, policies } = mb;
+  const denominators: MiniBatchTotals = {
+    totals: objectiveTotals(mini.prepared, mb.objective),
+    klTokens: Math.max(
+      1,
+      mini.prepared.members.reduce((a, m) => a + m.length, 0),
+    ),
+  };
   const out: MiniBatchResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), skipReason: null };
   const grads = new Map<string, tf.Tensor>(); // by variable name
   let loss = 0;
   let skip: string | null = null;
-  const micros = microBatches(full, eventIdx, ctx.config.update.microBatchRows);
+  const micros = microBatches(full, eventIdx, mb.update.config.update.microBatchRows);
   for (const micro of micros) {
     // One micro-batch (the default, microBatchRows 0) holds the mini-batch's events in its order: reuse it.
     const sub = micros.length === 1 ? mini : subBatch(full, micro, samples, policies.ids());
-    const r = microStep(sub, samples, objective, ctx, policies, totals, klTokens, noiseSeed);
+    const r = microStep(mb, sub, denominators);
     loss += r.loss;
     const share = micro.length / eventIdx.length;
     for (const [k, v] of Object.entries(r.metrics)) out.metrics[k] = (out.metrics[k] ?? 0) + (SUMMED_METRIC.test(k) ? v : v * share);
@@ -253,20 +263,12 @@ interface MicroStepResult {
 }
 
 /** Forward and backward of one micro-batch against the mini-batch's totals; one read-back (srpo/readBack.ts). */
-function microStep(
-  sub: SubBatch,
-  samples: readonly MemberSample[],
-  objective: ObjectiveConfig,
-  ctx: UpdateContext,
-  policies: Policies,
-  totals: ObjectiveTotals,
-  klTokens: number,
-  noiseSeed: number,
-): MicroStepResult {
+function microStep(mb: MiniBatchContext, sub: SubBatch, { totals, klTokens }: MiniBatchTotals): MicroStepResult {
+  const { samples, objective, policies, noiseSeed } = mb;
   const { prepared, groups } = sub;
   const T = prepared.maxLength;
   const M = prepared.members.length;
-  const klCoef = ctx.config.kl.coef;
+  const klCoef = mb.update.config.kl.coef;
   // Checked before any tensor exists: a member without reference log-probs has no KL term.
   const ref =
     klCoef > 0

@@ -134,6 +134,15 @@ function storageOf(name: string, config: HfModelConfig): Storage {
   return 'asIs';
 }
 
+/**
+ * A weight as the backend stores it (`storedShape`) back in its checkpoint's layout: the inverse
+ * of STORAGE, by the same rule (storageOf), as a new array. Saving a model from memory uses it
+ * (policies/hf.ts memorySource), so the layout rule lives here only.
+ */
+export function checkpointLayout(name: string, config: HfModelConfig, data: Float32Array, storedShape: readonly number[]): Float32Array {
+  return storageOf(name, config) === 'transposed' ? transpose2d(data, storedShape[0], storedShape[1]) : new Float32Array(data);
+}
+
 const EMBED = 'model.embed_tokens.weight';
 
 /** RoPE tables of a batch's positions, [N, 1, hd] each; the Q pair is pre-multiplied by head_dim^-0.5. */
