@@ -223,7 +223,8 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     const lines = csv.body.toString().trim().split('\n');
     expect(lines[0]).toBe('run,step,key,value,wall_time');
     expect(lines).toHaveLength(1 + STEPS);
-    expect(lines[1].split(',').slice(0, 3)).toEqual([String(runs.b), '0', 'reward/mean']);
+    // step: updates done, as on the chart: the first update's reward is step 1 (store record 0).
+    expect(lines[1].split(',').slice(0, 3)).toEqual([String(runs.b), '1', 'reward/mean']);
     const png = await download(page, '[data-chart="reward/mean"] .download-png');
     expect(png.name).toBe('reward-mean.png');
     expect([...png.body.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
