@@ -138,7 +138,7 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     await page.waitForFunction(() => document.querySelector('.run-status')?.textContent === 'completed', null, { timeout: 90_000 });
     const late = await points();
     expect(late).toBeGreaterThan(early);
-    expect(late).toBe(4); // training steps 0..3 (the final eval-only step has no reward)
+    expect(late).toBe(4); // updates 1..4 (the final eval-only record has no reward)
     expect(await page.locator('[data-chart="eval Avg@2"] canvas').count()).toBe(1);
     expect(await page.textContent('.step-progress')).toMatch(/step 4\/4/);
     await page.click('.config summary');

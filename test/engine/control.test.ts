@@ -65,7 +65,9 @@ describe('engine control', () => {
 
     const again = startRecorded(store, dbPath, runId, 'resume');
     expect((await again.done).status).toBe('completed');
-    expect(again.messages.some((m) => m.type === 'log' && m.line.includes(`resuming from the checkpoint of step ${last}`))).toBe(true);
+    expect(again.messages.some((m) => m.type === 'log' && m.line.includes(`resuming from the checkpoint of step ${last + 1} (after ${last + 1} updates`))).toBe(
+      true,
+    );
     expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5]);
     // The steps before the stop were kept, not recomputed.
     expect(
