@@ -16,16 +16,20 @@
  * Per backend, as ../layers.ts `TRAINING_KERNELS`: the training/scoring attention (with the layout
  * of its key bias) and the frozen linear come from `HF_TRAINING_KERNELS`. wasm and cpu keep the
  * custom ops above (`attendRows`, `frozenLinear`); the native backend (tfjs name `tensorflow`:
- * tfjs-node and tfjs-node-gpu) takes plain batched matMuls with tfjs's own gradients
- * (`attendBatched`) and transpose-flag products (`frozenLinearFlags`), which are much faster on
- * TensorFlow's kernels (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench --
- * one-model`).
+ * tfjs-node and tfjs-node-gpu) takes plain batched matMuls and transpose-flag products
+ * (`attendBlocked`, `frozenLinearFlags`), which are much faster on TensorFlow's kernels
+ * (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench -- one-model`).
+ * `attendBlocked` runs attention in blocks of (row, KV head) units with a backward that
+ * recomputes each block's probabilities, so its memory is linear in the sequence length: no
+ * [rows, heads, T, T] tensor exists at once, with or without a tape (`npm run bench --
+ * tiny-long-prompt`).
  *
  * Not here: the architecture (model.ts), sampling (sampler.ts), log-probs (logprobs.ts).
  * Tests: test/core/models/hf/model.test.ts (the whole forward against a float64 reference,
  * gradients of these ops against finite differences of the same forward), recompute.test.ts
  * (the head ops against autodiff of the plain log-softmax), layers.test.ts (each backend's
- * attention and frozen linear against a float64 reference and autodiff, the registry).
+ * attention and frozen linear against a float64 reference and autodiff, the registry, the
+ * blocked attention in several blocks and its peak bytes).
  */
 import * as tf from '@tensorflow/tfjs';
 import { channelProduct, KERNEL_BACKENDS, permute, type KernelBackend } from '../layers';
@@ -221,37 +225,115 @@ export function frozenLinearFlags(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
 }
 
 /**
- * The key bias of `attendBatched`, [B, 1, T(query), T(key)]: the same entries as `attentionBias`
- * (causal, and keys whose keyMask entry is 0 masked) in the batched products' layout.
+ * The key bias of `attendBlocked`, [B, 1, 1, T(key)]: MASKED where the row's `keyMask` entry is 0
+ * (left padding), else 0. Only the padding: the causal part is the same for every row and is
+ * added per block inside the op, so nothing of size rows x T x T is ever built.
  */
-export function attentionBiasBatched(B: number, T: number, keyMask: ArrayLike<number>): Float32Array {
-  const bias = new Float32Array(B * T * T);
-  for (let b = 0; b < B; b++) {
-    for (let t = 0; t < T; t++) {
-      const o = (b * T + t) * T;
-      for (let s = 0; s < T; s++) if (s > t || !keyMask[b * T + s]) bias[o + s] = MASKED;
-    }
+export function keyPadBias(B: number, T: number, keyMask: ArrayLike<number>): Float32Array {
+  const bias = new Float32Array(B * T);
+  for (let i = 0; i < B * T; i++) if (!keyMask[i]) bias[i] = MASKED;
+  return bias;
+}
+
+/** The causal bias of one (row, KV head) unit of `attendBlocked`, [g*T(query), T(key)]: query row i*T + t masks keys s > t. */
+export function causalBias(T: number, g: number): Float32Array {
+  const bias = new Float32Array(g * T * T);
+  for (let i = 0; i < g; i++) {
+    for (let t = 0; t < T; t++) bias.fill(MASKED, (i * T + t) * T + t + 1, (i * T + t + 1) * T);
   }
   return bias;
 }
 
 /**
- * The same attention as `attendRows` in plain batched matMuls with tfjs's own gradients (the
- * native backend's training/scoring form): qs (scaled) [B*T, nH*hd], k, v [B*T, nKV*hd] NOT
- * repeated, bias [B, 1, T, T] (`attentionBiasBatched`) -> [B*T, nH*hd]. Grouped-query attention
- * without repeating keys: the g = nH / nKV query heads of a KV head are the g*T rows of one
- * product per (batch, KV head), so the [B*nKV, g*T, T] scores are the [B, nH, T, T] ones
- * (query head h = j*g + i reads KV head j) and the bias broadcasts over heads.
+ * Largest block of attention scores `attendBlocked` computes at once, floats (4 MB): a pass holds
+ * a few such blocks at a time (scores and probabilities; in the backward also dP and dS), so
+ * attention's working set stays bounded whatever the rows and the sequence length.
  */
-export function attendBatched(qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number): tf.Tensor2D {
+export const ATTENTION_BLOCK_FLOATS = 1024 * 1024;
+
+/**
+ * Causal attention in plain batched matMuls with a hand-written backward, computed in blocks (the
+ * native backend's training/scoring form): qs (scaled) [B*T, nH*hd], k, v [B*T, nKV*hd] NOT
+ * repeated, bias [B, 1, 1, T] (`keyPadBias`) -> [B*T, nH*hd]. Grouped-query attention without
+ * repeating keys: the g = nH / nKV query heads of a KV head are the g*T rows of one product per
+ * (batch row, KV head) "unit", so unit u = b*nKV + j holds scores [g*T, T] (query head
+ * h = j*g + i). Units are independent, so they run `blockFloats / (g*T*T)` at a time (at least
+ * one), each block in its own tf.tidy: the [B, nH, T, T] scores and probabilities are never
+ * materialised whole (with many rows of long prompts they were gigabytes, and under a tape every
+ * layer kept its probabilities for the backward). The op saves only q, k, v and the key bias
+ * (linear in T) and recomputes each block's probabilities in the backward, as flash attention
+ * does: dP = dY v^T, dS = P (dP - rowsum(dP P)), dq = dS k, dk = dS^T q, dv = P^T dY.
+ */
+export function attendBlocked(
+  qs: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D,
+  bias: tf.Tensor4D,
+  B: number,
+  T: number,
+  H: number,
+  nKv: number,
+  blockFloats = ATTENTION_BLOCK_FLOATS,
+): tf.Tensor2D {
   const hd = qs.shape[1] / H;
   const g = H / nKv;
-  const kvHeads = (x: tf.Tensor2D) => permute(x, [B, T, nKv, hd], [0, 2, 1, 3], [B * nKv, T, hd]) as tf.Tensor3D; // [B*nKV, T, hd]
-  const q = permute(qs, [B, T, nKv, g, hd], [0, 2, 3, 1, 4], [B * nKv, g * T, hd]) as tf.Tensor3D; // [B*nKV, g*T, hd]
-  const scores = tf.reshape(tf.matMul(q, kvHeads(k), false, true), [B, H, T, T]); // [B, nH, T, T]
-  const att = tf.reshape(tf.softmax(tf.add(scores, bias), -1), [B * nKv, g * T, T]) as tf.Tensor3D; // [B*nKV, g*T, T]
-  const y = tf.matMul(att, kvHeads(v)); // [B*nKV, g*T, hd]
-  return permute(y, [B, nKv, g, T, hd], [0, 3, 1, 2, 4], [B * T, H * hd]) as tf.Tensor2D; // [B*T, nH*hd]
+  const U = B * nKv; // units
+  const per = Math.max(1, Math.floor(blockFloats / (g * T * T))); // units per block
+  const toUnits = (x: tf.Tensor) => permute(x, [B, T, nKv, g, hd], [0, 2, 3, 1, 4], [U, g * T, hd]) as tf.Tensor3D; // [B*T, nH*hd] -> [U, g*T, hd]
+  const fromUnits = (x: tf.Tensor) => permute(x, [B, nKv, g, T, hd], [0, 3, 1, 2, 4], [B * T, H * hd]) as tf.Tensor2D; // -> [B*T, nH*hd]
+  const kvUnits = (x: tf.Tensor) => permute(x, [B, T, nKv, hd], [0, 2, 1, 3], [U, T, hd]) as tf.Tensor3D; // [B*T, nKV*hd] -> [U, T, hd]
+  const kvRows = (x: tf.Tensor) => permute(x, [B, nKv, T, hd], [0, 2, 1, 3], [B * T, nKv * hd]) as tf.Tensor2D; // -> [B*T, nKV*hd]
+  const unitSlice = (x: tf.Tensor3D, u0: number, n: number) => (n === U ? x : (tf.slice(x, [u0, 0, 0], [n, x.shape[1], x.shape[2]]) as tf.Tensor3D));
+  // Per block of units: softmax(q k^T + min(causal, pad)) [n, g*T, T]; the causal part [1, g*T, T] is shared by every unit.
+  // min, not a sum: a key masked twice gets MASKED once, so a query whose keys are all masked (a
+  // pad row) is uniform over every key, exactly as with the one-tensor bias of the other kernels.
+  // Own scopes (here and for dS below): a block's intermediates are freed before the next product, so about two blocks are live at a time.
+  const probs = (q: tf.Tensor3D, kk: tf.Tensor3D, pad: tf.Tensor3D, causal: tf.Tensor3D) =>
+    tf.tidy(() => tf.softmax(tf.add(tf.matMul(q, kk, false, true), tf.minimum(causal, pad)), -1) as tf.Tensor3D);
+  const blocks = <R>(fn: (u0: number, n: number) => R): R[] => {
+    const out: R[] = [];
+    for (let u0 = 0; u0 < U; u0 += per) out.push(fn(u0, Math.min(per, U - u0)));
+    return out;
+  };
+  const op = tf.customGrad((...args) => {
+    const [q0, k0, v0, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
+    const [q, kk, vv] = [toUnits(q0), kvUnits(k0), kvUnits(v0)]; // [U, g*T, hd], [U, T, hd] x 2
+    const pad = tf.reshape(tf.tile(bias, [1, nKv, 1, 1]), [U, 1, T]) as tf.Tensor3D; // [U, 1, T]
+    const causal = tf.tensor3d(causalBias(T, g), [1, g * T, T]);
+    const ys = blocks((u0, n) =>
+      tf.tidy(() => tf.matMul(probs(unitSlice(q, u0, n), unitSlice(kk, u0, n), unitSlice(pad, u0, n), causal), unitSlice(vv, u0, n))),
+    ); // [n, g*T, hd] each
+    save([q, kk, vv, pad]);
+    return {
+      value: fromUnits(ys.length === 1 ? ys[0] : tf.concat(ys, 0)), // [B*T, nH*hd]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+        tf.tidy(() => {
+          const [qS, kS, vS, padS] = saved as tf.Tensor3D[];
+          const dyU = toUnits(dy); // [U, g*T, hd]
+          const causalB = tf.tensor3d(causalBias(T, g), [1, g * T, T]);
+          const parts = blocks((u0, n) =>
+            tf.tidy(() => {
+              const [qc, kc, vc, dyc] = [unitSlice(qS, u0, n), unitSlice(kS, u0, n), unitSlice(vS, u0, n), unitSlice(dyU, u0, n)];
+              const p = probs(qc, kc, unitSlice(padS, u0, n), causalB); // [n, g*T, T] recomputed
+              const dS = tf.tidy(() => {
+                const dP = tf.matMul(dyc, vc, false, true); // [n, g*T, T]
+                return tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), -1, true))) as tf.Tensor3D; // [n, g*T, T]
+              });
+              return [tf.matMul(dS, kc), tf.matMul(dS, qc, true, false), tf.matMul(p, dyc, true, false)]; // dq [n, g*T, hd], dk, dv [n, T, hd]
+            }),
+          );
+          const cat = (i: number) =>
+            parts.length === 1
+              ? parts[0][i]
+              : tf.concat(
+                  parts.map((x) => x[i]),
+                  0,
+                );
+          return [fromUnits(cat(0)), kvRows(cat(1)), kvRows(cat(2))]; // [B*T, nH*hd], [B*T, nKV*hd] x 2
+        }),
+    };
+  }) as (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D;
+  return op(qs, k, v);
 }
 
 /**
@@ -288,8 +370,8 @@ export const HF_TRAINING_KERNELS = {
   wasm: CHANNEL_KERNELS,
   cpu: CHANNEL_KERNELS,
   tensorflow: {
-    attentionBias: (B, T, keyMask) => tf.tensor4d(attentionBiasBatched(B, T, keyMask), [B, 1, T, T]),
-    attend: attendBatched,
+    attentionBias: (B, T, keyMask) => tf.tensor4d(keyPadBias(B, T, keyMask), [B, 1, 1, T]),
+    attend: attendBlocked,
     frozenLinear: frozenLinearFlags,
   },
 } satisfies Record<KernelBackend, HfTrainingKernels>;

@@ -16,14 +16,25 @@
  * logits there: the tape holds no [n, V] block at all (autodiff of a log-softmax kept ~4 per
  * chunk for the whole backward). Entropy, on request, is a second such op.
  *
+ * Rows in blocks (`checkpointedLogp`): with per-layer recomputation on (model.recompute), a
+ * gradient pass over more rows than fit `SCORE_PASS_BYTES` of tape (memory.ts's estimate) is one
+ * custom-gradient op over the trainable variables it reads: its forward scores blocks of rows
+ * without a tape, its backward re-runs one block at a time under a tape of its own and adds the
+ * gradients. Per-layer recomputation alone keeps every row's layer inputs and re-runs a layer over
+ * all rows at once (~1.9 GB for a math-ablation pass of 48k chat tokens on the 94.6k-parameter
+ * fixture); in blocks the pass holds one block's tape, so its peak does not grow with the rows and
+ * grows linearly with the sequence length (attention is blocked too: ./layers.ts `attendBlocked`).
+ *
  * Not here: the old/new log-prob bookkeeping of SRPO (the trainer), sampling (sampler.ts).
  * Tests: test/core/models/hf/logprobs.test.ts (against the float64 reference's log-softmax),
- * sampler.test.ts (sampler log-probs equal these).
+ * sampler.test.ts (sampler log-probs equal these), scoreBlocks.test.ts (row blocks against the
+ * plain pass, their peak bytes).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { LoraDropout } from './loraDropout';
-import { HEAD_CHUNK_FLOATS } from './memory';
-import type { HfModel } from './model';
+import { withOwnTape } from './layers';
+import { HEAD_CHUNK_FLOATS, trainingPeakBytes } from './memory';
+import { DEFAULT_ADAPTER, type HfModel } from './model';
 
 /** Largest logits block computed at once (rows x vocabulary), float32 values: 64 MB (memory.ts sizes the head's backward from it). */
 export { HEAD_CHUNK_FLOATS };
@@ -48,7 +59,15 @@ export interface HfScoreOptions {
   adapter?: string | null;
   /** The update's LoRA dropout (./loraDropout.ts; rowKeys: one per pair). Only the update's gradient pass sets it. */
   dropout?: LoraDropout;
+  /** Tape budget of a checkpointed gradient pass, bytes (default SCORE_PASS_BYTES; see the header). */
+  passBytes?: number;
 }
+
+/**
+ * Tape bytes one block of a checkpointed gradient pass may hold (header; memory.ts's estimate):
+ * with per-layer recomputation on, a gradient pass over more rows than fit runs in row blocks.
+ */
+export const SCORE_PASS_BYTES = 512 * 1024 * 1024;
 
 export type HfScores = {
   logp: tf.Tensor2D; // [B, Tc] nats; 0 where mask is 0
@@ -83,37 +102,158 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
       mask[r * Tc + j] = 1;
     });
   });
-  const d = model.config.hiddenSize;
-  const M = B * Tc;
-  const chunk = Math.max(1, Math.min(M, options.chunkRows ?? Math.floor(HEAD_CHUNK_FLOATS / V)));
+  const batch: ScoreBatch = { ids, targets, mask, promptLengths: pairs.map((p) => p.prompt.length), B, L, Tc };
+  const chunkRows = options.chunkRows;
+  const vars = readVariables(model, options.adapter);
+  const rows = checkpointRows(model, L, options.passBytes ?? SCORE_PASS_BYTES);
+  // Checkpointed in row blocks: a gradient pass (trainable variables read) with per-layer
+  // recomputation asked for, over more rows than one block. Entropy is only asked without a tape.
+  if (model.recompute && vars.length > 0 && !options.entropy && rows.rows < B) {
+    return tf.tidy(() => ({ logp: checkpointedLogp(model, batch, options, vars, rows), mask: tf.tensor2d(mask, [B, Tc]) }));
+  }
   return tf.tidy(() => {
-    const h = tf.reshape(model.hidden(tf.tensor2d(ids, [B, L], 'int32'), undefined, options.adapter, options.dropout), [B, L, d]); // [B, L, d]
-    const win = tf.concat(
-      pairs.map((p, r) => tf.slice(h, [r, p.prompt.length - 1, 0], [1, Tc, d])),
-      0,
-    ); // [B, Tc, d]
-    const rows = tf.reshape(win, [M, d]) as tf.Tensor2D; // [B*Tc, d]
-    const lps: tf.Tensor1D[] = [];
-    const ents: tf.Tensor1D[] = []; // with options.entropy
-    for (let i = 0; i < M; i += chunk) {
-      const n = Math.min(chunk, M - i);
-      // Own scope per chunk: its [n, V] blocks are freed at once (the ops save only the rows, with or without a tape).
-      const { lp, ent } = tf.tidy(() => {
-        const hc = n === M ? rows : (tf.slice(rows, [i, 0], [n, d]) as tf.Tensor2D); // [n, d]
-        const lp = model.targetLogprobs(hc, tf.tensor1d(targets.subarray(i, i + n), 'int32')); // [n] nats
-        // Entropy on request only (one more head product, and one more in the backward).
-        return { lp, ent: options.entropy ? model.entropies(hc) : undefined }; // [n] nats
-      });
-      lps.push(lp);
-      if (ent) ents.push(ent);
-    }
-    const m = tf.tensor2d(mask, [B, Tc]);
-    return {
-      logp: tf.mul(tf.reshape(tf.concat(lps), [B, Tc]), m) as tf.Tensor2D, // [B, Tc] nats
-      ...(options.entropy ? { entropy: tf.mul(tf.reshape(tf.concat(ents), [B, Tc]), m) as tf.Tensor2D } : {}), // [B, Tc] nats
-      mask: m,
-    };
+    const { logp, entropy } = scoreBlock(model, batch, 0, B, options.adapter, options.dropout, options.entropy ?? false, chunkRows);
+    return { logp, ...(entropy ? { entropy } : {}), mask: tf.tensor2d(mask, [B, Tc]) };
   });
+}
+
+/** A batch laid out for the model: ids [B, L] right-padded, targets and mask [B, Tc]. */
+interface ScoreBatch {
+  ids: Int32Array; // [B*L]
+  targets: Int32Array; // [B*Tc]
+  mask: Float32Array; // [B*Tc]
+  promptLengths: number[]; // [B]
+  B: number;
+  L: number;
+  Tc: number;
+}
+
+/**
+ * Rows b0 .. b0+n-1 of the batch: log-probs [n, Tc] nats (0 where the mask is 0) and, with
+ * `entropy`, the entropies [n, Tc]. Differentiable; the caller's tidy owns the results.
+ */
+function scoreBlock(
+  model: HfModel,
+  batch: ScoreBatch,
+  b0: number,
+  n: number,
+  adapter: string | null | undefined,
+  dropout: LoraDropout | undefined,
+  entropy: boolean,
+  chunkRows?: number,
+): { logp: tf.Tensor2D; entropy?: tf.Tensor2D } {
+  const { L, Tc } = batch;
+  const d = model.config.hiddenSize;
+  const V = model.config.vocabSize;
+  const M = n * Tc;
+  const chunk = Math.max(1, Math.min(M, chunkRows ?? Math.floor(HEAD_CHUNK_FLOATS / V)));
+  const ids = tf.tensor2d(batch.ids.subarray(b0 * L, (b0 + n) * L), [n, L], 'int32');
+  const drop = dropout && n !== batch.B ? { ...dropout, rowKeys: dropout.rowKeys.slice(b0, b0 + n) } : dropout; // a row's masks depend on its key only
+  const h = tf.reshape(model.hidden(ids, undefined, adapter, drop), [n, L, d]); // [n, L, d]
+  const win = tf.concat(
+    Array.from({ length: n }, (_, r) => tf.slice(h, [r, batch.promptLengths[b0 + r] - 1, 0], [1, Tc, d])),
+    0,
+  ); // [n, Tc, d]
+  const rows = tf.reshape(win, [M, d]) as tf.Tensor2D; // [n*Tc, d]
+  const targets = batch.targets.subarray(b0 * Tc, (b0 + n) * Tc);
+  const lps: tf.Tensor1D[] = [];
+  const ents: tf.Tensor1D[] = []; // with `entropy`
+  for (let i = 0; i < M; i += chunk) {
+    const m = Math.min(chunk, M - i);
+    // Own scope per chunk: its [m, V] blocks are freed at once (the ops save only the rows, with or without a tape).
+    const { lp, ent } = tf.tidy(() => {
+      const hc = m === M ? rows : (tf.slice(rows, [i, 0], [m, d]) as tf.Tensor2D); // [m, d]
+      const lp = model.targetLogprobs(hc, tf.tensor1d(targets.subarray(i, i + m), 'int32')); // [m] nats
+      // Entropy on request only (one more head product, and one more in the backward).
+      return { lp, ent: entropy ? model.entropies(hc) : undefined }; // [m] nats
+    });
+    lps.push(lp);
+    if (ent) ents.push(ent);
+  }
+  const msk = tf.tensor2d(batch.mask.subarray(b0 * Tc, (b0 + n) * Tc), [n, Tc]);
+  return {
+    logp: tf.mul(tf.reshape(tf.concat(lps), [n, Tc]), msk) as tf.Tensor2D, // [n, Tc] nats
+    ...(entropy ? { entropy: tf.mul(tf.reshape(tf.concat(ents), [n, Tc]), msk) as tf.Tensor2D } : {}), // [n, Tc] nats
+  };
+}
+
+/**
+ * The trainable variables a forward with `adapter` reads (model.ts `HfAdapterChoice`): the
+ * trainable base weights (full fine-tuning) and the chosen adapter's factors.
+ */
+function readVariables(model: HfModel, adapter: string | null | undefined): tf.Variable[] {
+  const base = [...model.params.values()].filter((v) => v.trainable);
+  const name = adapter === undefined ? (model.adapterNames().includes(DEFAULT_ADAPTER) ? DEFAULT_ADAPTER : null) : adapter;
+  return name === null ? base : [...base, ...model.adapterVariables(name).filter((v) => v.trainable)];
+}
+
+/**
+ * Rows per block of the checkpointed gradient pass for rows of L tokens, and whether a block
+ * re-runs with per-layer recomputation: as many rows as keep the block's tape (memory.ts
+ * `trainingPeakBytes` per token, its head term left out) within `passBytes` without per-layer
+ * recomputation; where not even one row fits, with it (one layer's tape at a time). At least one row.
+ */
+function checkpointRows(model: HfModel, L: number, passBytes: number): { rows: number; layerRecompute: boolean } {
+  const perToken = (recompute: boolean) => {
+    const big = 1 << 20; // beyond the head's chunk: the estimate's head term is constant there, its slope is per token
+    const at = (tokens: number) => trainingPeakBytes(model.config, { tokens, seqLen: L, recompute });
+    return (at(2 * big) - at(big)) / big; // bytes per token
+  };
+  const plain = Math.floor(passBytes / (perToken(false) * L));
+  if (plain >= 1) return { rows: plain, layerRecompute: false };
+  return { rows: Math.max(1, Math.floor(passBytes / (perToken(true) * L))), layerRecompute: true };
+}
+
+/**
+ * log-probs [B, Tc] of the whole batch as one custom-gradient op over the trainable variables it
+ * reads, computed in blocks of rows: the forward scores each block without a tape (nothing of it
+ * is kept), the backward re-runs one block at a time under a tape of its own (./layers.ts
+ * `withOwnTape`) and adds its variable gradients for that block's slice of dy. The tape of the
+ * whole pass is then one block's, whatever the number of rows: activation checkpointing at the
+ * scorer's level, one extra forward as per-layer recomputation costs. Gradients equal one pass's
+ * up to float rounding (a sum over rows taken in blocks); a row's LoRA dropout masks depend on
+ * its key only, so the re-run draws the same ones.
+ */
+function checkpointedLogp(
+  model: HfModel,
+  batch: ScoreBatch,
+  options: HfScoreOptions,
+  vars: tf.Variable[],
+  plan: { rows: number; layerRecompute: boolean },
+): tf.Tensor2D {
+  const { B, Tc } = batch;
+  const blocks: [number, number][] = [];
+  for (let b0 = 0; b0 < B; b0 += plan.rows) blocks.push([b0, Math.min(plan.rows, B - b0)]);
+  const run = (b0: number, n: number) => scoreBlock(model, batch, b0, n, options.adapter, options.dropout, false, options.chunkRows).logp; // [n, Tc]
+  const op = tf.customGrad(() => {
+    const parts = blocks.map(([b0, n]) => tf.tidy(() => run(b0, n)));
+    return {
+      value: parts.length === 1 ? parts[0] : tf.concat(parts, 0), // [B, Tc] nats
+      gradFunc: (dy: tf.Tensor) => {
+        const sums: tf.Tensor[] = [];
+        const outer = model.recompute;
+        model.recompute = plan.layerRecompute; // the block's own tape is small enough to keep every layer's, or one layer at a time
+        try {
+          for (const [b0, n] of blocks) {
+            const gs = tf.tidy(() => {
+              const dyc = tf.slice(dy, [b0, 0], [n, Tc]); // [n, Tc]
+              const { grads } = withOwnTape(() => tf.engine().gradients(() => run(b0, n), vars, dyc, true));
+              return grads.map((g, i) => g ?? tf.zerosLike(vars[i]));
+            });
+            gs.forEach((g, i) => {
+              const prev = sums[i];
+              sums[i] = prev ? tf.add(prev, g) : g;
+              if (prev) tf.dispose([prev, g]);
+            });
+          }
+        } finally {
+          model.recompute = outer;
+        }
+        return sums;
+      },
+    };
+  }) as (...inputs: tf.Tensor[]) => tf.Tensor2D;
+  return op(...vars);
 }
 
 /** Plain-array scores (old log-probs of a rollout batch); reads back, so call outside tf.tidy. */

@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
-  attendBatched,
+  attendBlocked,
   attendChannels,
   frozenLinear,
   frozenLinearFlags,
@@ -124,7 +124,13 @@ function plainAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: nu
 /** Each registry entry's attention with the bias in its own layout, built by the entry itself. */
 const ATTENTION_VARIANTS = {
   attendChannels: { attend: attendChannels, bias: HF_TRAINING_KERNELS.wasm.attentionBias },
-  attendBatched: { attend: attendBatched, bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
+  attendBlocked: { attend: attendBlocked, bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
+  // A block budget of 16 floats: one (row, KV head) unit per block, so every shape runs in several blocks.
+  'attendBlocked, one unit per block': {
+    attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number) =>
+      attendBlocked(q, k, v, bias, B, T, H, nKv, 16),
+    bias: HF_TRAINING_KERNELS.tensorflow.attentionBias,
+  },
 } as const;
 
 // [B, T, H, nKv, hd, left pads per row]: GQA 2:1, MHA, all heads on one KV head, one row, one token, long left pad.
@@ -142,24 +148,22 @@ describe('hf training kernels registry', () => {
       expect(hfTrainingKernels(b).attend).toBe(attendChannels);
       expect(hfTrainingKernels(b).frozenLinear).toBe(frozenLinear);
     }
-    expect(hfTrainingKernels('tensorflow').attend).toBe(attendBatched);
+    expect(hfTrainingKernels('tensorflow').attend).toBe(attendBlocked);
     expect(hfTrainingKernels('tensorflow').frozenLinear).toBe(frozenLinearFlags);
     expect(hfTrainingKernels()).toBe(hfTrainingKernels(tf.getBackend()));
     expect(() => hfTrainingKernels('webgl')).toThrow(/hf\/layers\.ts.*"webgl".*wasm, cpu, tensorflow/);
   });
 
-  it('each bias layout holds the same entries: causal and left-pad keys masked', () => {
+  it('each bias layout masks causal and left-pad keys; the blocked one holds only the pads (linear in T)', () => {
     const [B, T] = [2, 3];
     const mask = leftPadMask([1, 0], T);
     const ch = values(() => HF_TRAINING_KERNELS.wasm.attentionBias(B, T, mask)); // [T, B, 1, T]
-    const bt = values(() => HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, mask)); // [B, 1, T, T]
+    const bt = values(() => HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, mask)); // [B, 1, 1, T]
+    expect(bt.length).toBe(B * T);
     for (let b = 0; b < B; b++) {
+      for (let u = 0; u < T; u++) expect(bt[b * T + u]).toBe(b === 0 && u === 0 ? MASKED : 0);
       for (let t = 0; t < T; t++) {
-        for (let u = 0; u < T; u++) {
-          const want = u > t || (b === 0 && u === 0) ? MASKED : 0;
-          expect(ch[(t * B + b) * T + u]).toBe(want);
-          expect(bt[(b * T + t) * T + u]).toBe(want);
-        }
+        for (let u = 0; u < T; u++) expect(ch[(t * B + b) * T + u]).toBe(u > t || (b === 0 && u === 0) ? MASKED : 0);
       }
     }
   });
@@ -218,10 +222,37 @@ describe('hf attention variants', () => {
       bias.dispose();
       return { y, g };
     });
-    expect(maxAbsDiff(outs[0].y, outs[1].y)).toBeLessThan(1e-5);
-    for (let i = 0; i < 3; i++) expect(maxAbsDiff(outs[0].g[i], outs[1].g[i])).toBeLessThan(1e-4);
+    for (const o of outs.slice(1)) {
+      expect(maxAbsDiff(outs[0].y, o.y)).toBeLessThan(1e-5);
+      for (let i = 0; i < 3; i++) expect(maxAbsDiff(outs[0].g[i], o.g[i])).toBeLessThan(1e-4);
+    }
     tf.dispose([q, k, v]);
   });
+
+  it('the native attention never holds a [rows, heads, T, T] block: peak bytes of forward + backward stay under one', async () => {
+    // 8 rows x 4 heads x 512 x 512 scores are 33.5 MB; the whole-batch form held the scores, their
+    // softmax and the backward's dP and dS at that size (issue 27: 1 GB allocations with long chat prompts).
+    const [B, T, H, nKv, hd] = [8, 512, 4, 2, 4];
+    const full = B * H * T * T * 4; // bytes
+    const mask = leftPadMask([0, 5, 100, 0, 3, 0, 511, 7], T);
+    const q = tf.tensor2d(noise(B * T * H * hd, 21), [B * T, H * hd]);
+    const k = tf.tensor2d(noise(B * T * nKv * hd, 22), [B * T, nKv * hd]);
+    const v = tf.tensor2d(noise(B * T * nKv * hd, 23), [B * T, nKv * hd]);
+    const { attend, attentionBias } = HF_TRAINING_KERNELS.tensorflow;
+    const inputs = tf.memory().numBytes;
+    let gradSum = 0;
+    const info = await tf.profile(() => {
+      const bias = attentionBias(B, T, mask);
+      const g = tf.grads((a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+        tf.sum(tf.square(attend(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, bias, B, T, H, nKv))),
+      )([q, k, v]);
+      gradSum = g.reduce((acc, t) => acc + (tf.sum(tf.abs(t)).dataSync()[0] as number), 0);
+      tf.dispose([...g, bias]);
+    });
+    expect(gradSum).toBeGreaterThan(0); // it did run a backward
+    expect(info.peakBytes - inputs).toBeLessThan(full);
+    tf.dispose([q, k, v]);
+  }, 120_000);
 });
 
 describe('hf frozen linear variants', () => {
