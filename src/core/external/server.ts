@@ -83,6 +83,9 @@ export interface EndpointOptions extends BatcherOptions {
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
+/** How long an idle keep-alive connection stays open (ms). */
+export const KEEP_ALIVE_MS = 15 * 60_000;
+
 /** Request statistics since the last `takeStats()`. */
 export interface EndpointStats {
   requests: number;
@@ -142,6 +145,12 @@ export class ExternalEndpoint {
   static async start(options: EndpointOptions): Promise<ExternalEndpoint> {
     let endpoint: ExternalEndpoint | null = null;
     const server = createServer((req, res) => void endpoint!.handle(req, res));
+    // A batched sampler call holds the event loop for seconds: an idle keep-alive socket whose
+    // timer expired meanwhile would be closed just as its client reuses it (a connection error on
+    // the client's side, an episode lost). Programs live for one batch; let their sockets live too.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    server.headersTimeout = KEEP_ALIVE_MS + 60_000;
+    server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port ?? 0, '127.0.0.1', () => resolve());

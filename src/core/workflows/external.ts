@@ -17,18 +17,9 @@
  * Tests: test/external/*.test.ts.
  */
 import { z } from 'zod';
-import { EpisodeLog, urlIdOf } from '../external/episodeLog';
+import { EpisodeLog, ROLE_EVENT, urlIdOf } from '../external/episodeLog';
 import { resolveWith } from './config';
-import {
-  EVENT_KINDS,
-  POLICY_ROLES,
-  type ActiveSetRequest,
-  type Episode,
-  type EpisodeOptions,
-  type EpisodeResult,
-  type Workflow,
-  type WorkflowTask,
-} from './types';
+import { POLICY_ROLES, type ActiveSetRequest, type Episode, type EpisodeOptions, type EpisodeResult, type Workflow, type WorkflowTask } from './types';
 
 const roleName = z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, 'letters, digits and _ . - only, 1 to 40 characters');
 
@@ -121,7 +112,8 @@ export class ExternalEpisode implements Episode {
 export const externalWorkflow: Workflow = {
   description: "your own agent program, calling the lab's OpenAI-compatible endpoint (docs/EXTERNAL_AGENTS.md)",
   roles: POLICY_ROLES,
-  kinds: EVENT_KINDS,
+  // An event's kind is its policy role's built-in kind (episodeLog.ts ROLE_EVENT): never `revise`.
+  kinds: POLICY_ROLES.map((r) => ROLE_EVENT[r].kind),
   domains: ['math', 'qa'],
   resolveConfig: resolveExternalConfig,
   createEpisode: (task: WorkflowTask, options: EpisodeOptions) => {
