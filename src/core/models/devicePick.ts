@@ -149,7 +149,7 @@ function drawBlocked(w: tf.Tensor2D, u: tf.Tensor2D): { id: tf.Tensor2D; total: 
   const total = tf.slice(cb, [0, nb - 1], [-1, 1]) as tf.Tensor2D; // [B, 1]
   const target = tf.minimum(tf.mul(u, total), tf.mul(total, BELOW_ONE)) as tf.Tensor2D; // [B, 1]
   const j = tf.minimum(countBelow(cb, target, false), int(nb - 1)) as tf.Tensor2D; // [B, 1] block of the draw
-  const before = pickCols(tf.sub(cb, sums) as tf.Tensor2D, j); // [B, 1] weight of the blocks before j
+  const before = pickCols(tf.cumsum(sums, 1, true) as tf.Tensor2D, j); // [B, 1] weight of the blocks before j: cb[j-1] as the choice of j saw it
   const inBlock = tf.reshape(tf.gather(blocks, tf.add(j, rowOffsets(B, nb))), [B, bs]) as tf.Tensor2D; // [B, bs]
   const c = tf.cumsum(inBlock, 1) as tf.Tensor2D; // [B, bs]
   const last = tf.slice(c, [0, bs - 1], [-1, 1]);
@@ -176,7 +176,7 @@ function runningSum(w: tf.Tensor2D): tf.Tensor2D {
       : w; // [B, nb*bs]
   const inside = tf.cumsum(tf.reshape(wp, [B * nb, bs]), 1) as tf.Tensor2D; // [B*nb, bs]
   const sums = tf.reshape(tf.slice(inside, [0, bs - 1], [-1, 1]), [B, nb]); // [B, nb]
-  const before = tf.reshape(tf.sub(tf.cumsum(sums, 1), sums), [B * nb, 1]); // [B*nb, 1]
+  const before = tf.reshape(tf.cumsum(sums, 1, true), [B * nb, 1]); // [B*nb, 1] exclusive: no rounding of its own
   const c = tf.reshape(tf.add(inside, before), [B, padded]) as tf.Tensor2D; // [B, nb*bs]
   return padded > n ? (tf.slice(c, [0, 0], [B, n]) as tf.Tensor2D) : c; // [B, n]
 }
