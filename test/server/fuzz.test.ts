@@ -10,6 +10,7 @@
  * The lab behind the server is a stub (the transport is what is under test): it answers every
  * method with `{ echo: method }`.
  */
+import { mulberry32 } from '../../src/core/util/random';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -59,17 +60,8 @@ function exchange(port: number, bytes: string | Buffer): Promise<{ text: string;
 
 const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
 
-/** A small seeded generator (mulberry32), so a failing case can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator, so a failing case can be replayed. */
+const seeded = mulberry32;
 
 describe('web mode: no request ends the server', () => {
   let server: LabServer;
