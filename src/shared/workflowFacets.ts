@@ -17,6 +17,11 @@ export const WORKFLOW_FACETS = {
   math: { kinds: ['router', 'solve', 'verify', 'revise', 'aggregate'], roles: ['router', 'solver', 'verifier', 'aggregator'] },
   search: { kinds: ['router', 'search', 'verify', 'answer'], roles: ['router', 'searcher', 'verifier', 'answerer'] },
   single: { kinds: ['answer'], roles: ['solver', 'answerer'] },
+  // An agent program's calls: every policy role, each event of its role's built-in kind (src/core/external/episodeLog.ts).
+  external: {
+    kinds: ['router', 'solve', 'verify', 'aggregate', 'search', 'answer'],
+    roles: ['router', 'solver', 'verifier', 'aggregator', 'searcher', 'answerer'],
+  },
 } satisfies Record<string, WorkflowFacets>;
 
 /** Every kind and role (a run of an unknown workflow: offer them all). */
