@@ -9,7 +9,7 @@
  *   { "name": "table1", "seeds": [1, 2, 3], "baseline": "math-shared-grpo",
  *     "rows": [{ "preset": "math-shared-grpo" }, { "preset": "math-srpo", "sets": { "steps": 20 } }] }
  *
- * Not here: storing (store/suites.ts) or running (runner.ts). Tests: test/core/suites/suites.test.ts.
+ * Not here: storing (store/suites.ts) or running (host/suiteRun.ts, host/suiteControl.ts). Tests: test/core/suites/suites.test.ts.
  */
 import { z } from 'zod';
 import { applySets, PRESET_NAMES, presetInput, resolveRunConfig, type RunConfig } from '../config';
