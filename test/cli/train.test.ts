@@ -242,6 +242,6 @@ describe('srpo-lab run commands', () => {
     expect(r.stdout).toMatch(/math-quick-s7\s+completed/);
     const help = spawnSync(process.execPath, [bin, 'nope'], { encoding: 'utf8' });
     expect(help.status).toBe(2);
-    expect(help.stderr).toMatch(/unknown command "nope"; valid: train, resume, runs, show, eval, export, warmstart, objective/);
+    expect(help.stderr).toMatch(/unknown command "nope"; valid: train, resume, runs, show, eval, export, report, warmstart, objective/);
   });
 });
