@@ -128,12 +128,31 @@ function drawFlat(w: tf.Tensor2D, u: tf.Tensor2D): tf.Tensor2D {
   return tf.minimum(countBelow(c, target, false), int(n - 1)) as tf.Tensor2D; // [B, 1]
 }
 
+/** a x b as an unevaluated float32 pair hi + lo (Dekker's product: float32 ops only, no fused multiply-add). */
+function twoProduct(a: tf.Tensor, b: tf.Tensor): { hi: tf.Tensor; lo: tf.Tensor } {
+  const split = (x: tf.Tensor) => {
+    const c = tf.mul(x, 4097); // 2^12 + 1 splits a 24-bit mantissa in two halves
+    const xh = tf.sub(c, tf.sub(c, x));
+    return [xh, tf.sub(x, xh)];
+  };
+  const [ah, al] = split(a);
+  const [bh, bl] = split(b);
+  const hi = tf.mul(a, b);
+  const lo = tf.add(tf.add(tf.add(tf.sub(tf.mul(ah, bh), hi), tf.mul(ah, bl)), tf.mul(al, bh)), tf.mul(al, bl));
+  return { hi, lo };
+}
+
 /**
  * drawFlat for a long row without a running sum over all of it: block sums [B, nb] (one read of
  * w), the block j that holds u x total from their running sum, then the walk inside block j
- * only. Returns the id [B, 1] int32 and the total weight [B, 1].
+ * only. The block prefix and u x total are carried as float32 pairs hi + lo (the prefix's
+ * rounding error per step is (before - after) + sum, exact by Sterbenz's lemma once the prefix
+ * outweighs a block; u comes as fround(u) + the rest): in plain float32 both resolve a position
+ * only to ~6e-8 of the total, coarser than a token's weight in a flat 152k vocabulary (~1e-5 of
+ * it), which moved ~1.5% of such draws; with the pairs the draw is where float64 puts it, up to
+ * the float32 weights themselves. Returns the id [B, 1] int32 and the total weight [B, 1].
  */
-function drawBlocked(w: tf.Tensor2D, u: tf.Tensor2D): { id: tf.Tensor2D; total: tf.Tensor2D } {
+function drawBlocked(w: tf.Tensor2D, u: tf.Tensor2D, uLo: tf.Tensor2D): { id: tf.Tensor2D; total: tf.Tensor2D } {
   const [B, n] = w.shape;
   const { bs, nb, padded } = drawBlock(n);
   const wp =
@@ -145,16 +164,27 @@ function drawBlocked(w: tf.Tensor2D, u: tf.Tensor2D): { id: tf.Tensor2D; total: 
       : w; // [B, nb*bs]: zero weights never drawn
   const blocks = tf.reshape(wp, [B * nb, bs]) as tf.Tensor2D; // [B*nb, bs]
   const sums = tf.reshape(tf.sum(blocks, 1), [B, nb]) as tf.Tensor2D; // [B, nb]
-  const cb = tf.cumsum(sums, 1) as tf.Tensor2D; // [B, nb]
-  const total = tf.slice(cb, [0, nb - 1], [-1, 1]) as tf.Tensor2D; // [B, 1]
-  const target = tf.minimum(tf.mul(u, total), tf.mul(total, BELOW_ONE)) as tf.Tensor2D; // [B, 1]
-  const j = tf.minimum(countBelow(cb, target, false), int(nb - 1)) as tf.Tensor2D; // [B, 1] block of the draw
-  const before = pickCols(tf.cumsum(sums, 1, true) as tf.Tensor2D, j); // [B, 1] weight of the blocks before j: cb[j-1] as the choice of j saw it
-  const inBlock = tf.reshape(tf.gather(blocks, tf.add(j, rowOffsets(B, nb))), [B, bs]) as tf.Tensor2D; // [B, bs]
+  const hi = tf.cumsum(sums, 1) as tf.Tensor2D; // [B, nb] prefix through block k, float32
+  const hiBefore = tf.cumsum(sums, 1, true) as tf.Tensor2D; // [B, nb] prefix before block k
+  const err = tf.add(tf.sub(hiBefore, hi), sums); // [B, nb] what each step's rounding lost
+  const lo = tf.cumsum(err, 1) as tf.Tensor2D; // [B, nb]: prefix = hi + lo
+  const loBefore = tf.cumsum(err, 1, true) as tf.Tensor2D; // [B, nb]
+  const total = tf.slice(hi, [0, nb - 1], [-1, 1]) as tf.Tensor2D; // [B, 1]
+  const totalLo = tf.slice(lo, [0, nb - 1], [-1, 1]);
+  const p = twoProduct(u, total); // target = u x total as hi + lo
+  const tHi = p.hi; // [B, 1]
+  const tLo = tf.add(p.lo, tf.add(tf.mul(u, totalLo), tf.mul(uLo, total))); // [B, 1]
+  // Blocks whose prefix is <= the target: hi + lo <= tHi + tLo, compared as (hi - tHi) <= (tLo - lo).
+  const atOrBelow = tf.lessEqual(tf.sub(hi, tHi), tf.sub(tLo, lo));
+  const j = tf.minimum(tf.sum(tf.cast(atOrBelow, 'int32'), 1, true), int(nb - 1)) as tf.Tensor2D; // [B, 1] block of the draw
+  const rowsJ = tf.add(j, rowOffsets(B, nb)); // [B, 1] rows of `blocks`
+  const pick = (x: tf.Tensor2D) => tf.gather(tf.reshape<tf.Rank.R1>(x, [B * nb]) as tf.Tensor, rowsJ) as tf.Tensor2D; // [B, 1]
+  const rest = tf.add(tf.sub(tHi, pick(hiBefore)), tf.sub(tLo, pick(loBefore))); // [B, 1] target inside block j
+  const inBlock = tf.reshape(tf.gather(blocks, rowsJ), [B, bs]) as tf.Tensor2D; // [B, bs]
   const c = tf.cumsum(inBlock, 1) as tf.Tensor2D; // [B, bs]
   const last = tf.slice(c, [0, bs - 1], [-1, 1]);
-  const rest = tf.maximum(tf.minimum(tf.sub(target, before), tf.mul(last, BELOW_ONE)), 0) as tf.Tensor2D; // [B, 1]
-  const i = tf.minimum(countBelow(c, rest, false), int(bs - 1));
+  const inside = tf.maximum(tf.minimum(rest, tf.mul(last, BELOW_ONE)), 0) as tf.Tensor2D; // [B, 1]
+  const i = tf.minimum(countBelow(c, inside, false), int(bs - 1));
   return { id: tf.add(tf.mul(j, int(bs)), i) as tf.Tensor2D, total }; // [B, 1]
 }
 
@@ -192,12 +222,13 @@ function runningSum(w: tf.Tensor2D): tf.Tensor2D {
  * z[id] - lse from a softmax of the raw logits, since there p[id] of a real id can underflow
  * float32 (greedy while padded head rows dominate: hf/sampler.test.ts).
  */
-export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSettings): tf.Tensor2D {
+export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSettings, uLo?: tf.Tensor1D): tf.Tensor2D {
   const [B, V] = logits.shape;
   const Vc = Math.min(s.validVocab, V);
   if (!(Vc >= 1)) throw new Error(`devicePick: validVocab ${s.validVocab} leaves no token to pick from ${V} logits`);
   const x = Vc < V ? (tf.slice(logits, [0, 0], [B, Vc]) as tf.Tensor2D) : logits; // [B, Vc] real ids
   const u2 = tf.reshape(u, [B, 1]) as tf.Tensor2D;
+  const u2Lo = (uLo ? tf.reshape(uLo, [B, 1]) : tf.zeros([B, 1])) as tf.Tensor2D; // u - fround(u)
   const tempered = (z: tf.Tensor2D) => (s.temperature === 1 ? z : (tf.div(z, s.temperature) as tf.Tensor2D));
   let id: tf.Tensor2D; // [B, 1] int32
   let probs: tf.Tensor2D | null = null; // [B, V]: the un-tempered softmax over the whole head, when already made
@@ -207,7 +238,7 @@ export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSetting
   } else if (!cutK && s.topP >= 1) {
     const w = tf.softmax(tempered(x), 1) as tf.Tensor2D; // [B, Vc] tempered probabilities, id order
     if (s.temperature === 1 && Vc === V) probs = w;
-    id = Vc <= FLAT_MAX ? drawFlat(w, u2) : drawBlocked(w, u2).id;
+    id = Vc <= FLAT_MAX ? drawFlat(w, u2) : drawBlocked(w, u2, u2Lo).id;
   } else {
     const n = cutK ? s.topK : Vc; // top-p alone: the full sort
     const { values, indices } = tf.topk(x, n, true); // [B, n] descending, ties by lower id
@@ -240,9 +271,15 @@ export const TOKEN_PICKERS = {
   /** One uniform per running row drawn here, everything else on the backend; reads back 2 x B numbers. */
   device: (logits, rands, s) => {
     const B = logits.shape[0];
-    const u = new Float32Array(B); // [B]
-    if (s.temperature > 0) rands.forEach((rand, r) => (u[r] = rand ? rand() : 0));
-    const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s));
+    const u = new Float32Array(B); // [B] fround(u)
+    const uLo = new Float32Array(B); // [B] u - fround(u): the float64 draw's remaining bits
+    if (s.temperature > 0)
+      rands.forEach((rand, r) => {
+        const x = rand ? rand() : 0;
+        u[r] = x;
+        uLo[r] = x - u[r];
+      });
+    const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo)));
     const both = out.dataSync() as Float32Array; // waits for the device: [2, B]
     out.dispose();
     return { ids: Array.from(both.subarray(0, B)), logp: Array.from(both.subarray(B, 2 * B)) };
