@@ -29,7 +29,8 @@
  * (prompt tokens, default 88), REAL_SHAPE_NEW (new tokens, default 16), REAL_SHAPE_RUNS (runs
  * per picker, default 3), REAL_SHAPE_06B (0 skips the 0.6B shape; its rows / prompt / new
  * tokens: REAL_SHAPE_06B_ROWS default 8, REAL_SHAPE_06B_PROMPT 16, REAL_SHAPE_06B_NEW 8; its
- * LoRA step 2 x (16 + 32) tokens, one run per picker). Nothing here asserts on time.
+ * LoRA step 2 x (16 + 32) tokens, one run per picker), REAL_SHAPE_TINY (0 skips
+ * `tiny_long_prompt_peak_gb`, bench/tiny-long-prompt.bench.ts). Nothing here asserts on time.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,7 @@ import type { HfModelConfig, LoraPair, TensorSource } from '../src/core/models/h
 import { expectedWeights } from '../src/core/models/hf/weights';
 import { mulberry32 } from '../src/core/models/random';
 import { headline, median } from './lib';
+import { tinyLongPromptPeakGb } from './tiny-long-prompt.bench';
 
 const env = (name: string, dflt: number) => (process.env[name] !== undefined ? Number(process.env[name]) : dflt);
 
@@ -345,6 +347,8 @@ async function main(): Promise<void> {
       rmSync(dir, { recursive: true, force: true });
     }
     keys.peak_rss_gb = process.resourceUsage().maxRSS / 1e6; // maxRSS is in KB
+    // The tiny Qwen3's long-prompt math-ablation run (issue 27), in a child process of its own: bench/tiny-long-prompt.bench.ts.
+    if (env('REAL_SHAPE_TINY', 1)) keys.tiny_long_prompt_peak_gb = tinyLongPromptPeakGb();
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
