@@ -26,10 +26,11 @@ const MIN_FILL = 0.4;
  * The nice range around data spanning [lo, hi]: 6% of the span added on each side, then widened
  * to multiples of the tick step. A constant series (a span under 1e-9 of its magnitude: float
  * noise) gets a band of 10% of its value (at least 0.05) instead of ECharts' full-height zig-zag
- * of 1e-17 with 16-digit labels. No finite data: [0, 1].
+ * of 1e-17 with 16-digit labels. No finite data: [0, 1]. Non-negative data start at 0 at the
+ * lowest; `ceil` (1 for shares) caps the top when the data stay under it.
  */
-export function niceYRange(lo: number, hi: number): YRange {
-  if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi < lo) return niceYRange(0, 1);
+export function niceYRange(lo: number, hi: number, ceil = Infinity): YRange {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi < lo) return niceYRange(0, 1, ceil);
   const span = hi - lo;
   const pad = span < 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi)) ? Math.max(Math.abs(hi) * 0.1, 0.05) : span * 0.06;
   const a = lo - pad;
@@ -37,8 +38,12 @@ export function niceYRange(lo: number, hi: number): YRange {
   const interval = niceStep((b - a) / TICKS);
   const digits = stepDigits(interval);
   // Multiples by index, rounded to the step's digits: no 0.30000000000000004 bounds.
-  const min = Number((Math.floor(a / interval + 1e-9) * interval).toFixed(digits));
-  const max = Number((Math.ceil(b / interval - 1e-9) * interval).toFixed(digits));
+  let min = Number((Math.floor(a / interval + 1e-9) * interval).toFixed(digits));
+  let max = Number((Math.ceil(b / interval - 1e-9) * interval).toFixed(digits));
+  // Data that never go below 0 get no negative axis (a share, a count, a length: -0.05 means
+  // nothing); data within a ceiling (1 for a share) get no axis above it. Both bounds are ticks.
+  if (lo >= 0 && min < 0) min = 0;
+  if (hi <= ceil && max > ceil) max = ceil;
   return { min, max, interval, digits };
 }
 
@@ -46,10 +51,10 @@ export function niceYRange(lo: number, hi: number): YRange {
  * `current` while [lo, hi] stays inside it and still fills a fair share of it, else a new nice
  * range: live points inside the axis change nothing on it (same object back).
  */
-export function keepYRange(lo: number, hi: number, current: YRange | null): YRange {
+export function keepYRange(lo: number, hi: number, current: YRange | null, ceil = Infinity): YRange {
   const inside = current && Number.isFinite(lo) && Number.isFinite(hi) && lo >= current.min && hi <= current.max;
   if (inside && hi - lo >= MIN_FILL * (current.max - current.min)) return current;
-  return niceYRange(lo, hi);
+  return niceYRange(lo, hi, ceil);
 }
 
 /** A step of 1, 2 or 5 times a power of ten, the nearest above `raw` on that scale. */

@@ -141,6 +141,15 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
     expect(late).toBe(4); // updates 1..4 (the final eval-only record has no reward)
     expect(await page.locator('[data-chart="eval Avg@2"] canvas').count()).toBe(1);
     expect(await page.textContent('.step-progress')).toMatch(/step 4\/4/);
+    // After a live run, without a reload: the metric search offers every key the run wrote (it once
+    // offered the 18 of the first step), the backend that ran is named, and no stale log line stays.
+    const runId = Number(/#\/runs\/(\d+)/.exec(page.url())?.[1]);
+    const keys = await service.call('metricKeys', { runId });
+    const placeholder = () => page.getAttribute('.metric-search-input', 'placeholder');
+    await expect.poll(placeholder, { timeout: 10_000 }).toBe(`Add metric: search ${keys.length} keys`);
+    expect(keys.length).toBeGreaterThan(40);
+    expect(await page.textContent('.dashboard')).toMatch(/backend (node|wasm|cpu|node-gpu)\b/);
+    expect(await page.locator('.dashboard .log').count()).toBe(0);
     await page.click('.config summary');
     expect(await page.textContent('.config pre')).toContain('"groupSize": 2');
     await shot('dashboard');

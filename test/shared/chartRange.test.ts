@@ -29,8 +29,19 @@ describe('niceYRange', () => {
     expect(r.max).toBeGreaterThanOrEqual(0.55);
     expect(r.max - r.min).toBeLessThan(0.2);
     const zero = niceYRange(0, 0);
-    expect(zero.min).toBeLessThan(0);
+    expect(zero.min).toBe(0);
     expect(zero.max).toBeGreaterThan(0);
+  });
+
+  it('gives data that never go below 0 no negative axis, and shares no axis above 1', () => {
+    // A share between 0 and 0.98 once drew from -0.05 to 1.05.
+    expect(niceYRange(0, 0.98)).toMatchObject({ min: 0 });
+    expect(niceYRange(0, 0.98).max).toBeGreaterThan(1);
+    expect(niceYRange(0, 0.98, 1)).toMatchObject({ min: 0, max: 1 });
+    expect(niceYRange(0.01, 0.07).min).toBe(0);
+    // Data below 0 keep their room below; data past the ceiling are never cut.
+    expect(niceYRange(-0.5, 0.5).min).toBeLessThan(-0.5);
+    expect(niceYRange(0.2, 1.3, 1).max).toBeGreaterThanOrEqual(1.3);
   });
 
   it('no finite data: about [0, 1]', () => {

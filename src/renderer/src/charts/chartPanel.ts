@@ -15,6 +15,7 @@
 import type { SeriesPoint } from '../../../shared/api';
 import { logYRange, type LogRange } from '../../../shared/chartAxis';
 import { keepYRange, type YRange } from '../../../shared/chartRange';
+import { metricKind } from '../../../shared/metricCatalogue';
 import { drawGate, type DrawGate } from '../../../shared/drawGate';
 import { chartMaxPoints } from '../../../shared/seriesWindow';
 import { PLOT_LEFT, PLOT_RIGHT } from './chartGrid';
@@ -187,7 +188,9 @@ export class ChartPanel<Host = unknown> {
       const r = logYRange(lo, hi);
       return shown && shown.min === r.min && shown.max === r.max ? shown : r;
     }
-    return keepYRange(lo, hi, shown && 'interval' in shown ? shown : null);
+    // Shares (metric catalogue kind 'fraction') never get an axis above 1.
+    const shares = this.view!.lines.length > 0 && this.view!.lines.every((l) => l.source && metricKind(l.source.key) === 'fraction');
+    return keepYRange(lo, hi, shown && 'interval' in shown ? shown : null, shares ? 1 : Infinity);
   }
 
   /** Seconds from the first to the last point drawn (the time axis's extent). */
