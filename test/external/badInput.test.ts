@@ -16,6 +16,11 @@ import { EpisodeLog } from '../../src/core/external/episodeLog';
 import { ExternalEndpoint } from '../../src/core/external/server';
 import { ExternalDriver } from '../../src/core/rollout/external';
 import { ExternalEpisode } from '../../src/core/workflows/external';
+import { LabStore } from '../../src/core/store';
+import { Trainer } from '../../src/core/train/trainer';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const CONTEXT = 160;
 let policies: LabPolicies;
@@ -193,6 +198,34 @@ describe('programs that misbehave', () => {
       expect(batch.metrics?.['external/failed_episodes']).toBe(0);
     } finally {
       await d.dispose();
+    }
+  });
+
+  it('a stop while the program plays (the engine throws from its before-update check) kills it; the step is abandoned, nothing committed', async () => {
+    const hang = program('await call(eps[0]); setInterval(() => {}, 1000);');
+    const config = presetConfig('external-math-quick', {
+      steps: 1,
+      policies: tiny,
+      rollout: { tasksPerStep: 1, groupSize: 2, maxNewTokens: 6 },
+      eval: { every: 0 },
+      workflow: { options: { command: ['node', '-e', hang], roles: ['solver'], timeoutS: 120 } },
+    });
+    const store = LabStore.open(':memory:');
+    const runId = store.createRun({ name: 'stop', preset: 'external-math-quick', config, seed: config.seed, workflow: 'external', algorithm: 'srpo' });
+    const t = new Trainer({ config, runDir: mkdtempSync(join(tmpdir(), 'srpo-ext-stop-')), store, runId, baseDir: process.cwd() });
+    try {
+      const t0 = performance.now();
+      let polls = 0;
+      await expect(
+        t.step(0, (phase) => {
+          if (phase === 'before-update' && ++polls >= 4) throw new Error('stop requested');
+        }),
+      ).rejects.toThrow('stop requested');
+      expect(performance.now() - t0).toBeLessThan(60_000); // not the 120 s timeout
+      expect(store.committedSteps(runId)).toEqual([]);
+    } finally {
+      t.dispose();
+      store.close();
     }
   });
 });

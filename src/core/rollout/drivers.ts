@@ -19,8 +19,14 @@ import { runRollouts, type RolloutBatch, type RolloutOptions } from './orchestra
 /** A training batch or an evaluation batch (the external program is told which). */
 export type RolloutMode = 'train' | 'eval';
 
+/** What the caller may do while a batch plays. */
+export interface PlayHooks {
+  /** Called now and then while an asynchronous batch plays; a throw abandons the batch (the program is killed). */
+  poll?: () => void;
+}
+
 export interface RolloutDriver {
-  play(episodes: readonly Episode[], options: RolloutOptions, mode: RolloutMode): Promise<RolloutBatch>;
+  play(episodes: readonly Episode[], options: RolloutOptions, mode: RolloutMode, hooks?: PlayHooks): Promise<RolloutBatch>;
   /** Ends whatever the driver keeps for the run (a program, a server). */
   dispose(): Promise<void>;
 }

@@ -9,6 +9,10 @@
  *   3. wait for it to exit, or kill it (and its process group) at timeoutS;
  *   4. close the episodes (later calls: 404) and build the RolloutBatch the trainer consumes.
  *
+ * While it plays, the caller's `poll` runs every POLL_MS (the engine beats its lease and checks
+ * for a stop there); a throw kills the program and rethrows: the step is abandoned before its
+ * update, and the resumed run plays the batch again.
+ *
  * Failures never fail the run while one episode of the batch finished: an episode without a
  * reward (non-zero exit, timeout, crash, never called) is dropped from a training batch and
  * counted (`external/failed_episodes`); an evaluation keeps it as an unanswered, incorrect sample
@@ -32,7 +36,10 @@ import type { EpisodeLog } from '../external/episodeLog';
 import { ExternalEpisode, externalRoles, resolveExternalConfig, type ExternalConfig } from '../workflows/external';
 import type { Episode } from '../workflows/types';
 import type { RolloutBatch, RolloutEpisode, RolloutOptions } from './orchestrator';
-import type { DriverContext, RolloutDriver, RolloutMode } from './drivers';
+import type { DriverContext, PlayHooks, RolloutDriver, RolloutMode } from './drivers';
+
+/** How often the caller's poll runs while a program plays (ms). */
+const POLL_MS = 250;
 
 /** How a program run ended. */
 export interface ProgramExit {
@@ -123,7 +130,7 @@ export class ExternalDriver implements RolloutDriver {
     return this.endpoint;
   }
 
-  async play(episodes: readonly Episode[], options: RolloutOptions, mode: RolloutMode): Promise<RolloutBatch> {
+  async play(episodes: readonly Episode[], options: RolloutOptions, mode: RolloutMode, hooks?: PlayHooks): Promise<RolloutBatch> {
     const c = this.config;
     const logs: EpisodeLog[] = episodes.map((e) => {
       if (!(e instanceof ExternalEpisode)) throw new Error(`external rollout: episode ${e.id} is a "${e.workflow}" episode, not an external one`);
@@ -160,6 +167,19 @@ export class ExternalDriver implements RolloutDriver {
     for (const l of logs) l.openedAt = t0;
     ep.open(logs);
     let exit: ProgramExit;
+    // The caller's poll (the engine: lease beat and stop request) runs while the program plays; a
+    // throw kills the program and abandons the batch (the step is redone on resume).
+    let interrupted: unknown = null;
+    const poll = hooks?.poll
+      ? setInterval(() => {
+          try {
+            hooks.poll!();
+          } catch (err) {
+            interrupted ??= err;
+            this.kill?.();
+          }
+        }, POLL_MS)
+      : null;
     try {
       const cwd = c.cwd ? (isAbsolute(c.cwd) ? c.cwd : resolve(this.ctx.baseDir, c.cwd)) : this.ctx.baseDir;
       exit = await runProgram(
@@ -176,10 +196,12 @@ export class ExternalDriver implements RolloutDriver {
         (kill) => (this.kill = kill),
       );
     } finally {
+      if (poll) clearInterval(poll);
       this.kill = null;
       ep.close(logs);
       rmSync(dir, { recursive: true, force: true });
     }
+    if (interrupted !== null) throw interrupted;
     const wallMs = performance.now() - t0;
     const finished = logs.filter((l) => l.reward !== null);
     const failed = logs.length - finished.length;

@@ -22,7 +22,7 @@ import { PolicySet } from '../models/policySet';
 import { hfPromptIds } from '../policies/hf';
 import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
-import type { RolloutDriver } from '../rollout/drivers';
+import type { PlayHooks, RolloutDriver } from '../rollout/drivers';
 import { runRollouts } from '../rollout/orchestrator';
 import type { EpisodeRecord, EvaluationRecord } from '../store/records';
 import type { HfModel } from '../models/hf/model';
@@ -246,7 +246,7 @@ export async function evaluateAsync(
 }
 
 /** The run's rollout driver as an evaluation runner: eval temperature, no top-p, as modelRunner. */
-export function driverRunner(config: RunConfig, driver: RolloutDriver): AsyncEpisodeRunner {
+export function driverRunner(config: RunConfig, driver: RolloutDriver, hooks?: PlayHooks): AsyncEpisodeRunner {
   return async (episodes, seed) =>
-    (await driver.play(episodes, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }, 'eval')).episodes;
+    (await driver.play(episodes, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }, 'eval', hooks)).episodes;
 }

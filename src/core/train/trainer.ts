@@ -99,7 +99,8 @@ export interface StepSummary {
 }
 
 /**
- * Where in a step `onMiniBatch` is called: 'before-update' once (rollouts scored, weights untouched:
+ * Where in a step `onMiniBatch` is called: 'before-update' once the rollouts are scored, and also
+ * every quarter second while an asynchronous batch (an external program) plays (weights untouched:
  * throwing abandons the step cleanly), 'update' before each mini-batch of the update (the step will
  * be committed: throw only to abandon the run).
  */
@@ -182,10 +183,13 @@ export class Trainer {
     const record: StepRecord = { step, wallTime: 0, metrics, episodes: [], tokens: step % c.tokenDetailEvery === 0 };
     /** Metrics already committed with the evaluation (returned in the summary, not written again). */
     const early: Record<string, number> = {};
+    // While an asynchronous batch (an external program) plays, the engine's before-update check runs
+    // now and then: a stop or a lost lease abandons the step there, the weights untouched.
+    const hooks = onMiniBatch && { poll: () => onMiniBatch('before-update') };
 
     if (c.eval.every > 0 && (step % c.eval.every === 0 || final)) {
       const te = performance.now();
-      const ev = await evaluateAsync(this.env, c, driverRunner(c, this.driver), step, undefined, storedEvalQueries(c));
+      const ev = await evaluateAsync(this.env, c, driverRunner(c, this.driver, hooks), step, undefined, storedEvalQueries(c));
       time.eval = performance.now() - te;
       const { store, runId } = this.options;
       const tokens = record.tokens && c.eval.storeTokens; // eval token detail: opt-in (3x the bytes)
@@ -214,6 +218,7 @@ export class Trainer {
           seed: mixSeed(c.seed, step, 1),
         },
         'train',
+        hooks,
       );
       time.rollout = performance.now() - t;
       time.sampler = rollouts.samplerMs;
