@@ -170,6 +170,10 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     await page.click('.metric-matches li[data-key="time/phase_42"]');
     await page.waitForSelector('[data-chart="time/phase_42"] canvas');
     expect(await page.textContent('[data-chart="time/phase_42"] .head small.points')).toMatch(/^8 pts/);
+    // A readable title from the metric catalogue, the key beside it and the unit of its y axis.
+    expect(await page.textContent('[data-chart="time/phase_42"] .head .title')).toBe('Time: phase_42');
+    expect(await page.textContent('[data-chart="time/phase_42"] .head .unit')).toMatch(/· s$/);
+    expect(await page.textContent('[data-chart="reward/mean"] .head .title')).toBe('Training reward (mean per episode)');
     // A metric that already has a panel of its own is not offered again.
     await page.fill('.metric-search-input', 'reward');
     await page.waitForTimeout(100);
