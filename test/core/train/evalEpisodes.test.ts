@@ -109,7 +109,8 @@ describe('evaluation episodes in the store', () => {
       expect(e.key.startsWith(`eval${e.step}/`), e.key).toBe(true);
       expect([e.advantage, e.ratio, e.logRatio, e.clipped]).toEqual([null, null, null, null]);
     }
-    for (const e of trainEvents) expect(e.key.startsWith(`s${e.step}/`), e.key).toBe(true);
+    // A training event's step is its update (shared/stepConvention.ts); its key names the store record, one before.
+    for (const e of trainEvents) expect(e.key.startsWith(`s${e.step - 1}/`), e.key).toBe(true);
 
     const byStep = evalEpisodes(store, runId);
     let someCorrect = false;
