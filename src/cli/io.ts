@@ -19,7 +19,8 @@ export function processIO(): CliIO {
   return {
     out: (line) => console.log(line),
     tty: process.stdout.isTTY ? { write: (t) => void process.stdout.write(t), columns: process.stdout.columns || 100 } : null,
-    launcher: new NodeForkLauncher(),
+    // The engine's stderr without TensorFlow's start-up INFO lines (core/host/tfLogFilter.ts).
+    launcher: new NodeForkLauncher({ stdio: 'filter' }),
     onInterrupt: (handler) => {
       process.on('SIGINT', handler);
       return () => void process.off('SIGINT', handler);

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseEngineMessage, type EngineMessage, type HostMessage } from './messages';
+import { tfLogFilter } from './tfLogFilter';
 
 /** The engine entry, shared by every launcher. Args: DB_PATH RUN_ID start|resume. */
 export const ENGINE_ENTRY = resolve(__dirname, '../../engine/main.ts');
@@ -45,8 +46,14 @@ export interface NodeForkLauncherOptions {
   entry?: string;
   /** Extra environment for the engine (merged over process.env). */
   env?: NodeJS.ProcessEnv;
-  /** 'inherit' (default): the engine's stdout/stderr go to the host's; 'pipe': kept, see `stderrTail`. */
-  stdio?: 'inherit' | 'pipe';
+  /**
+   * 'inherit' (default): the engine's stdout/stderr go to the host's; 'pipe': kept, see
+   * `stderrTail`; 'filter': stderr goes to the host's without TensorFlow's start-up INFO lines
+   * (tfLogFilter.ts), and is kept too.
+   */
+  stdio?: 'inherit' | 'pipe' | 'filter';
+  /** Where 'filter' writes (default: this process's stderr). */
+  stderrSink?: (text: string) => void;
 }
 
 /** tsx's ESM loader, by absolute URL so the engine starts from any working directory. */
@@ -151,14 +158,21 @@ export class NodeForkLauncher implements EngineLauncher {
 
   launch(request: EngineLaunchRequest): EngineHandle & { stderrTail(): string } {
     const pipe = this.options.stdio === 'pipe';
+    const filter = this.options.stdio === 'filter';
     const child = fork(this.options.entry ?? ENGINE_ENTRY, [request.dbPath, String(request.runId), request.mode], {
       execArgv: ['--import', tsxImport()],
       env: { ...process.env, ...this.options.env },
       // Structured clone keeps NaN and Infinity in metric values (JSON would turn them into null).
       serialization: 'advanced',
-      stdio: pipe ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: pipe ? ['ignore', 'pipe', 'pipe', 'ipc'] : filter ? ['ignore', 'inherit', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     if (pipe) child.stdout?.resume(); // drain; the engine talks through messages
+    if (filter) {
+      const sink = this.options.stderrSink ?? ((text: string) => void process.stderr.write(text));
+      const out = tfLogFilter(sink);
+      child.stderr?.on('data', (d: Buffer) => out.write(d.toString()));
+      child.stderr?.on('end', () => out.end());
+    }
     return new ForkedEngine(child);
   }
 }
