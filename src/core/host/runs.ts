@@ -45,9 +45,18 @@ export interface NewRunOptions {
   preset?: string | null;
 }
 
-/** Run name when the config has none: `<preset or custom>-s<seed>`. */
-export function defaultRunName(config: RunConfig, preset: string | null | undefined): string {
-  return config.name || `${preset ?? 'custom'}-s${config.seed}`;
+/**
+ * Run name when the config has none: `<preset or custom>-s<seed>`; when this database already
+ * has a run of that name, `<preset>-<k>-s<seed>` with the smallest k >= 2 not taken, so a second
+ * series of seeds 1, 2, 3 reads math-quick-2-s1, -s2, -s3 (a series keeps one label over its
+ * seeds: tables group runs by the name without `-s<seed>`). A name set in the config is kept.
+ */
+export function defaultRunName(config: RunConfig, preset: string | null | undefined, taken: ReadonlySet<string> = new Set()): string {
+  if (config.name) return config.name;
+  const base = preset ?? 'custom';
+  let name = `${base}-s${config.seed}`;
+  for (let k = 2; taken.has(name); k++) name = `${base}-${k}-s${config.seed}`;
+  return name;
 }
 
 /** What resuming this run will redo, from the store (see src/shared/resumePlan.ts); the CLI prints it before resuming. */
@@ -62,7 +71,7 @@ export function resumePlanFor(store: LabStore, runId: number): ResumePlan {
 
 /** Stores a new run ('created') with its frozen config snapshot; returns its id. */
 export function createRun(store: LabStore, { config, preset = null }: NewRunOptions): number {
-  const name = defaultRunName(config, preset);
+  const name = defaultRunName(config, preset, config.name ? undefined : new Set(store.listRuns().map((r) => r.name)));
   // The snapshot carries the name too, so an exported config reproduces the run as named.
   const snapshot = config.name === name ? config : resolveRunConfig({ ...config, name });
   return store.createRun({
