@@ -19,18 +19,19 @@
  *
  * Not here: HTTP (server.ts), the program (rollout/external.ts). Tests: test/external/*.test.ts.
  */
-import type { SampledMember } from '../rollout/orchestrator';
+import type { SampledMember } from '../policies/types';
 import type { EpisodeResult, EventKind, EventRecord, MemberRecord, PolicyRole, WorkflowTask } from '../workflows/types';
 import type { InstructionName } from '../workflows/prompts';
+import { EXTERNAL_KIND_OF_ROLE } from '../workflows/external';
 
-/** The event kind and prompt-template name the built-in workflows use for each policy role. */
+/** The event kind (the external workflow's, workflows/external.ts) and prompt-template name the built-in workflows use for each policy role. */
 export const ROLE_EVENT = {
-  router: { kind: 'router', instruction: 'router' },
-  solver: { kind: 'solve', instruction: 'solver' },
-  verifier: { kind: 'verify', instruction: 'verifier' },
-  aggregator: { kind: 'aggregate', instruction: 'aggregator' },
-  searcher: { kind: 'search', instruction: 'searcher' },
-  answerer: { kind: 'answer', instruction: 'answerer' },
+  router: { kind: EXTERNAL_KIND_OF_ROLE.router, instruction: 'router' },
+  solver: { kind: EXTERNAL_KIND_OF_ROLE.solver, instruction: 'solver' },
+  verifier: { kind: EXTERNAL_KIND_OF_ROLE.verifier, instruction: 'verifier' },
+  aggregator: { kind: EXTERNAL_KIND_OF_ROLE.aggregator, instruction: 'aggregator' },
+  searcher: { kind: EXTERNAL_KIND_OF_ROLE.searcher, instruction: 'searcher' },
+  answerer: { kind: EXTERNAL_KIND_OF_ROLE.answerer, instruction: 'answerer' },
 } satisfies Record<PolicyRole, { kind: EventKind; instruction: InstructionName }>;
 
 /** One recorded choice of a call. */

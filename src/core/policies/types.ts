@@ -46,6 +46,19 @@ export interface SampledCompletion {
   stopReason: string;
 }
 
+/** What the sampler produced for one member, beside the workflow's record of it (the rollout orchestrator's and the external endpoint's). */
+export interface SampledMember {
+  policyId: string;
+  policyVersion: number;
+  /** Token ids the policy read (after any truncation). */
+  promptTokens: number[];
+  /** Generated token ids (end token included when sampled). */
+  outputTokens: number[];
+  /** Behaviour log-prob of each generated token (nats). */
+  logp: number[];
+  stopReason: string;
+}
+
 export interface SampleSettings {
   maxNewTokens: number;
   temperature: number;

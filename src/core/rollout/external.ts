@@ -32,7 +32,7 @@ import { createInterface } from 'node:readline';
 import { mathAnswersEqual, normalizeQA } from '../eval';
 import { EndpointError } from '../external/protocol';
 import { ExternalEndpoint } from '../external/server';
-import type { EpisodeLog } from '../external/episodeLog';
+import { EpisodeLog, urlIdOf } from '../external/episodeLog';
 import { ExternalEpisode, externalRoles, resolveExternalConfig, type ExternalConfig } from '../workflows/external';
 import type { Episode } from '../workflows/types';
 import type { RolloutBatch, RolloutEpisode, RolloutOptions } from './orchestrator';
@@ -134,7 +134,9 @@ export class ExternalDriver implements RolloutDriver {
     const c = this.config;
     const logs: EpisodeLog[] = episodes.map((e) => {
       if (!(e instanceof ExternalEpisode)) throw new Error(`external rollout: episode ${e.id} is a "${e.workflow}" episode, not an external one`);
-      return e.log;
+      const log = new EpisodeLog(e.id, urlIdOf(e.id), e.task, e.group);
+      e.played = { done: () => log.finished, result: () => log.result(e.workflow).result };
+      return log;
     });
     const seen = new Set<string>();
     for (const l of logs) {

@@ -20,7 +20,7 @@ import { PolicySet } from '../models/policySet';
 import { ROLES, type CharTokenizer, type Role } from '../models/tokenizer';
 import { mixSeed } from '../models/random';
 import { encodePrompt, LabPolicies } from '../policies/lab';
-import type { Policies } from '../policies/types';
+import type { Policies, SampledMember } from '../policies/types';
 import { runLockstep } from '../workflows/drive';
 import type { Episode, EpisodeResult } from '../workflows/types';
 
@@ -36,18 +36,8 @@ export interface RolloutOptions {
   decode?: DecodeMode;
 }
 
-/** What the sampler produced for one member, beside the workflow's record of it. */
-export interface SampledMember {
-  policyId: string;
-  policyVersion: number;
-  /** Token ids the policy read (after any truncation). */
-  promptTokens: number[];
-  /** Generated token ids (end token included when sampled). */
-  outputTokens: number[];
-  /** Behaviour log-prob of each generated token (nats). */
-  logp: number[];
-  stopReason: string;
-}
+/** What the sampler produced for one member (policies/types.ts, below rollout: the external endpoint records it too). */
+export type { SampledMember } from '../policies/types';
 
 export interface RolloutEpisode {
   episode: Episode;

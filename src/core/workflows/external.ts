@@ -17,9 +17,17 @@
  * Tests: test/external/*.test.ts.
  */
 import { z } from 'zod';
-import { EpisodeLog, ROLE_EVENT, urlIdOf } from '../external/episodeLog';
 import { resolveWith } from './config';
-import { POLICY_ROLES, type ActiveSetRequest, type Episode, type EpisodeOptions, type EpisodeResult, type Workflow, type WorkflowTask } from './types';
+import {
+  POLICY_ROLES,
+  type ActiveSetRequest,
+  type EventKind,
+  type Episode,
+  type EpisodeOptions,
+  type EpisodeResult,
+  type Workflow,
+  type WorkflowTask,
+} from './types';
 
 const roleName = z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/, 'letters, digits and _ . - only, 1 to 40 characters');
 
@@ -78,17 +86,29 @@ export function externalRoles(c: ExternalConfig): { name: string; policyRole: (t
   return c.roles.map((name) => ({ name, policyRole: c.plays[name] ?? (name as (typeof POLICY_ROLES)[number]) }));
 }
 
-/** An episode the program plays: its log is filled by the endpoint while the batch runs. */
+/** What the rollout driver attaches to an external episode: the log the endpoint records into. */
+export interface PlayedExternal {
+  done(): boolean;
+  result(): EpisodeResult;
+}
+
+/**
+ * An episode the program plays. It holds only its task and place in its group; the rollout driver
+ * (rollout/external.ts) attaches the endpoint's log of it (`played`) when its batch starts, so this
+ * file needs nothing of src/core/external (which builds on the workflow types).
+ */
 export class ExternalEpisode implements Episode {
   readonly workflow = 'external';
-  readonly log: EpisodeLog;
+  /** Index within its group of G rollouts (the episode id's `/g<n>`). */
+  readonly group: number;
+  played: PlayedExternal | null = null;
 
   constructor(
     readonly id: string,
     readonly task: WorkflowTask,
   ) {
     const g = /\/g(\d+)$/.exec(id);
-    this.log = new EpisodeLog(id, urlIdOf(id), task, g ? Number(g[1]) : 0);
+    this.group = g ? Number(g[1]) : 0;
   }
 
   /** The program decides its calls: nothing is ever pending here. */
@@ -101,19 +121,44 @@ export class ExternalEpisode implements Episode {
   }
 
   get done(): boolean {
-    return this.log.finished;
+    return this.played?.done() ?? false;
   }
 
+  /** The recorded events and reward once played; before, an episode with nothing in it. */
   result(): EpisodeResult {
-    return this.log.result(this.workflow).result;
+    if (this.played) return this.played.result();
+    return {
+      episodeId: this.id,
+      taskId: this.task.id,
+      workflow: this.workflow,
+      finalAnswer: null,
+      score: 0,
+      correct: false,
+      teamReward: 0,
+      termination: 'no-answer',
+      events: [],
+      calls: 0,
+      toolCalls: 0,
+      invalidActions: 0,
+    };
   }
 }
+
+/** The event kind of each policy role's events (the built-in workflows' kinds; src/core/external/episodeLog.ts ROLE_EVENT uses these). */
+export const EXTERNAL_KIND_OF_ROLE = {
+  router: 'router',
+  solver: 'solve',
+  verifier: 'verify',
+  aggregator: 'aggregate',
+  searcher: 'search',
+  answerer: 'answer',
+} satisfies Record<(typeof POLICY_ROLES)[number], EventKind>;
 
 export const externalWorkflow: Workflow = {
   description: "your own agent program, calling the lab's OpenAI-compatible endpoint (docs/EXTERNAL_AGENTS.md)",
   roles: POLICY_ROLES,
-  // An event's kind is its policy role's built-in kind (episodeLog.ts ROLE_EVENT): never `revise`.
-  kinds: POLICY_ROLES.map((r) => ROLE_EVENT[r].kind),
+  // An event's kind is its policy role's built-in kind: never `revise`.
+  kinds: POLICY_ROLES.map((r) => EXTERNAL_KIND_OF_ROLE[r]),
   domains: ['math', 'qa'],
   resolveConfig: resolveExternalConfig,
   createEpisode: (task: WorkflowTask, options: EpisodeOptions) => {
