@@ -1,6 +1,6 @@
 // The real-model presets (math-qwen3-0.6b, ...) through the API: listed and shown like any preset
 // (the New run page lists every preset), but a run is created from one only with a model folder.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,13 +8,19 @@ import { LabService } from '../../../src/core/host/labService';
 import { NodeForkLauncher } from '../../../src/core/host/launcher';
 import { presetNeedsModelFolder, PRESET_NAMES } from '../../../src/core/config';
 
-const FIXTURE = resolve(__dirname, '../../fixtures/hf/qwen3-tiny');
+const TINY = resolve(__dirname, '../../fixtures/hf/qwen3-tiny');
 
 describe('real-model presets through the API', () => {
   let dir: string;
   let service: LabService;
+  /** The tiny fixture with a context the presets' prompts fit in (the fixture's own 128 positions do not). */
+  let FIXTURE: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'srpo-hfpresets-'));
+    FIXTURE = join(dir, 'qwen3-tiny-long');
+    cpSync(TINY, FIXTURE, { recursive: true });
+    const config = JSON.parse(readFileSync(join(FIXTURE, 'config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(FIXTURE, 'config.json'), JSON.stringify({ ...config, max_position_embeddings: 4096 }));
     service = new LabService({ dbPath: join(dir, 'lab.db'), launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
   });
   afterAll(async () => {
@@ -45,6 +51,16 @@ describe('real-model presets through the API', () => {
     };
     expect(v.errors).toEqual([]);
     expect(v.ok).toBe(true);
+  });
+
+  it('a model folder whose context the prompts do not fit is refused at the field, with both numbers', async () => {
+    const v = (await service.call('validateConfig', { preset: 'math-qwen3-0.6b', config: { policies: { init: TINY } } })) as {
+      ok: boolean;
+      errors: { path: string; message: string }[];
+    };
+    expect(v.ok).toBe(false);
+    expect(v.errors.map((e) => e.path)).toEqual(['rollout.maxNewTokens']);
+    expect(v.errors[0].message).toMatch(/is \d+ tokens; with rollout.maxNewTokens \d+ it needs \d+ positions, more than the model's context of 128/);
   });
 
   it("a Hugging Face folder's shape wins: the preset's lab-model overrides are not recorded", async () => {
