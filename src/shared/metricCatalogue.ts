@@ -76,11 +76,39 @@ export const METRICS: readonly MetricInfo[] = [
   m('entropy', 'Policy entropy', 'mean', 'rollout', 'Mean per-token entropy of the sampling distribution over generated tokens.', 'nats'),
   m('role/{role}/reward_mean', 'Reward of {role} events', 'mean', 'rollout', "Mean event reward of the role's events."),
   m(
-    'external/{name}',
-    'External agents: {name}',
+    'external/failed_episodes',
+    'External agents: failed episodes',
+    'count',
+    'rollout',
+    'Episodes of the batch dropped: no reward, the program failed, crashed or timed out.',
+    'episodes',
+  ),
+  m('external/requests', 'External agents: endpoint requests', 'count', 'rollout', 'Completion requests the program sent in the batch.', 'requests'),
+  m(
+    'external/request_latency_ms',
+    'Endpoint request latency (mean)',
     'mean',
     'rollout',
-    "A figure of the external workflow's batch (src/core/external): failed episodes, endpoint latency.",
+    'Mean time from a request to its answer, queueing and batching included.',
+    'ms',
+  ),
+  m('external/request_latency_p95_ms', 'Endpoint request latency (p95)', 'mean', 'rollout', '95th percentile of the request latency.', 'ms'),
+  m('external/sampler_calls', 'External agents: sampler calls', 'count', 'rollout', 'Batched sampler calls the endpoint made for the batch.', 'calls'),
+  m(
+    'external/rows_per_sampler_call',
+    'External agents: rows per sampler call',
+    'mean',
+    'rollout',
+    'Requests answered by one batched sampler call, on average.',
+    'rows',
+  ),
+  m(
+    'external/max_concurrent',
+    'External agents: most requests at once',
+    'count',
+    'rollout',
+    "Most requests in flight at one time (bounded by the workflow's concurrency).",
+    'requests',
   ),
   m('role/{role}/valid_rate', 'Valid outputs of {role}', 'fraction', 'rollout', "Share of the role's outputs the workflow could parse."),
   // batch
@@ -242,6 +270,12 @@ export const DASHBOARD_PANELS: readonly { title: string; keys: readonly string[]
   { title: 'Tokens per episode', keys: ['cost/tokens'] },
   { title: 'Calls per episode (policy, tool)', keys: ['cost/calls', 'cost/tool_calls'] },
   { title: 'Loss', keys: ['loss/total'] },
+];
+
+/** Panels the dashboard adds for a run of the external workflow (an agent program behind the endpoint). */
+export const EXTERNAL_PANELS: readonly { title: string; keys: readonly string[] }[] = [
+  { title: 'External agents: failed episodes', keys: ['external/failed_episodes'] },
+  { title: 'Endpoint request latency (mean, p95)', keys: ['external/request_latency_ms', 'external/request_latency_p95_ms'] },
 ];
 
 /** Compare's default panels. */

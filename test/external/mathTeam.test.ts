@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/core/config';
 import { LabStore } from '../../src/core/store';
 import { Trainer, type StepSummary } from '../../src/core/train/trainer';
+import { EXTERNAL_PANELS, lookupMetric } from '../../src/shared/metricCatalogue';
 
 const closers: (() => void)[] = [];
 afterEach(() =>
@@ -47,6 +48,9 @@ describe('external-math-quick: the JS example program trains as a run', () => {
       expect(s.metrics['policy/shared/version']).toBeGreaterThan(0); // the update ran
     }
     expect(steps[2].metrics['eval/arith-chain/avg']).toBeGreaterThanOrEqual(0);
+    // The dashboard's external panels read keys the step wrote, each with its own catalogue entry.
+    for (const p of EXTERNAL_PANELS) for (const k of p.keys) expect(steps[0].metrics[k], k).toEqual(expect.any(Number));
+    for (const k of Object.keys(steps[0].metrics).filter((k) => k.startsWith('external/'))) expect(lookupMetric(k)?.info.pattern, k).toBe(k);
 
     const train = store.listEvents(runId, { fromStep: 0, toStep: 0, split: 'train' }, { limit: 1000, after: null }).events;
     const episodes = [...new Set(train.map((e) => e.episodeId))].map((id) => store.getEpisode(id)!);
