@@ -28,7 +28,7 @@ import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { resumePlanFor } from '../../src/core/host/runs';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
-import type { RunSummary } from '../../src/shared/api';
+import type { ApiOutputs, RunSummary } from '../../src/shared/api';
 import type { EventSummary } from '../../src/shared/records';
 import { hfRunConfig, tinyQwenFolder } from '../core/train/hfFixture';
 
@@ -86,7 +86,7 @@ describe.skipIf(!hasChromium)('one step number, evaluation off, health warnings 
     const out: EventSummary[] = [];
     let after: { step: number; id: number } | null = null;
     do {
-      const p = await service.call('listEvents', { runId, filter, limit: 1000, after });
+      const p: ApiOutputs['listEvents'] = await service.call('listEvents', { runId, filter, limit: 1000, after });
       out.push(...p.events);
       after = p.next;
     } while (after);
