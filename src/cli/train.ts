@@ -162,7 +162,8 @@ async function trainRun(
   const db = ` --db ${dbPath}`;
   const ckpt = store.latestCheckpoint(runId);
   const resumeHint =
-    `resume with: ${labCommand()} resume ${runId}${db}` + (ckpt ? ` (from the checkpoint of step ${checkpointUpdates(ckpt.step)})` : ' (restarts at step 1: no checkpoint yet)');
+    `resume with: ${labCommand()} resume ${runId}${db}` +
+    (ckpt ? ` (from the checkpoint of step ${checkpointUpdates(ckpt.step)})` : ' (restarts at step 1: no checkpoint yet)');
   switch (outcome.status) {
     case 'completed':
       out(

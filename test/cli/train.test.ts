@@ -157,7 +157,9 @@ describe('srpo-lab run commands', () => {
     // Steps are updates done (src/shared/stepConvention.ts): checkpoints 1-3, the last update's reward at step 3.
     expect(r.out).toMatch(/checkpoints steps 1, 2, 3 \(the updates each holds; eval --checkpoint N and export-model --step N take these\)/);
     expect(r.out).toMatch(/latest metrics \(step: the update, or the evaluation after that many updates\):\n\s+reward\/mean\s+\S+  \(step 3\)\n/);
-    expect(r.out).toMatch(/summary:\n\s+ended by\s+its step count \(3 steps done\)\n\s+final eval\s+Avg@2 \d\.\d{3}, Pass@2 \d\.\d{3} at step 3 \(after 3 updates\)/);
+    expect(r.out).toMatch(
+      /summary:\n\s+ended by\s+its step count \(3 steps done\)\n\s+final eval\s+Avg@2 \d\.\d{3}, Pass@2 \d\.\d{3} at step 3 \(after 3 updates\)/,
+    );
     expect(r.out).toMatch(/eval\/macro\/avg\s+\S+  \(step 3\)/);
     expect(r.out).toMatch(/evaluations \(step s: after s updates; step 3: final \(after 3 updates\)\):\n\s+step\s+benchmark\s+n\s+queries\s+avg@n\s+pass@n/);
     expect(r.out.match(/^\s+\d\s+arith-[a-z]+\s/gm)).toHaveLength(3 * EVAL_BENCHMARKS); // steps 0, 2 (eval.every 2) and 3 (final)
