@@ -47,8 +47,8 @@ describe('warm-start checkpoints', () => {
     const a = await produceWarmStart({ preset: 'math-quick-hf', out: join(dir, 'a'), epochs: 3, episodes: 12, overrides });
     const losses = a.reports.map((r) => r.loss);
     expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
-    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, maxPositions: 256 });
-    const b = await produceWarmStart({ preset: 'math-quick', family: 'hf', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
+    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, maxPositions: 512 });
+    await produceWarmStart({ preset: 'math-quick', family: 'hf', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
     expect(readFileSync(join(dir, 'b', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'model.safetensors')));
     const config = presetConfig('math-quick-hf', { policies: { init: join(dir, 'a') } });
     expect(modelKindOf(config, dir)).toBe('hf');
@@ -61,7 +61,6 @@ describe('warm-start checkpoints', () => {
 
   it('presets carry their warm-start recipe; derived presets inherit it', () => {
     expect(warmStartRecipe('math-quick-hf')).toEqual({ ...warmStartRecipe('math-quick'), family: 'hf' });
-    expect(warmStartRecipe('search-quick-hf')).toEqual({ ...warmStartRecipe('search-quick'), family: 'hf' });
     expect(warmStartRecipe('math-k1')).toEqual(warmStartRecipe('math-quick'));
     expect(warmStartRecipe('math-paper')).toEqual(DEFAULT_WARM_START);
     expect(warmStartRecipe('search-quick').dataSeeds).toBeGreaterThan(0);

@@ -8,7 +8,10 @@
  * The shape is the lab model's twin (as bench/one-model.bench.ts measures it): the same width,
  * depth, query heads and head width; half as many key/value heads (GQA 2:1); a SwiGLU MLP of width
  * 8d/3 rounded to 8, so it has the GELU MLP's 8d^2 parameters; an untied head; RoPE in place of
- * learned positions; `max_position_embeddings` = the lab's contextLength.
+ * learned positions; `max_position_embeddings` = twice the lab's contextLength
+ * (POSITION_ROOM): RoPE has no position table, so the number is only the limit past which the HF
+ * path refuses a prompt; the lab's model cuts a long prompt to its tail instead, and later team
+ * prompts (solutions, a verdict) can outgrow the context the warm start saw.
  *
  * The tokenizer: the CharTokenizer's vocabulary (../tokenizer.ts) with the same ids: the 12
  * special tokens (`<pad>` 0, `<bos>` 1, `<eos>` 2, `<unk>` 3, `<user>`, `<obs>`, one marker per
@@ -52,6 +55,9 @@ export interface LabShape {
   /** Standard deviation of the initial weights (the lab's default 0.02). */
   initStd: number;
 }
+
+/** max_position_embeddings / the lab's contextLength (header). */
+export const POSITION_ROOM = 2;
 
 /** `<pad>`, `<bos>`, `<eos>`, `<unk>` ids (the CharTokenizer's). */
 export const LAB_SPECIAL_IDS = { pad: 0, bos: 1, eos: 2, unk: 3 } as const;
@@ -139,7 +145,7 @@ export function labHfConfigJson(shape: LabShape): Record<string, unknown> {
     num_key_value_heads: Math.max(1, Math.floor(nHeads / 2)),
     head_dim: dModel / nHeads,
     hidden_act: 'silu',
-    max_position_embeddings: contextLength,
+    max_position_embeddings: POSITION_ROOM * contextLength,
     rms_norm_eps: normEps,
     rope_theta: 10000,
     rope_scaling: null,
@@ -196,7 +202,7 @@ export function writeLabFolderFiles(dir: string, shape: LabShape): HfModelConfig
     `${JSON.stringify({ bos_token_id: LAB_SPECIAL_IDS.bos, eos_token_id: LAB_SPECIAL_IDS.eos, pad_token_id: LAB_SPECIAL_IDS.pad }, null, 2)}\n`,
   );
   write('tokenizer.json', `${JSON.stringify(labTokenizerJson(), null, 2)}\n`);
-  write('tokenizer_config.json', `${JSON.stringify(labTokenizerConfig(shape.contextLength), null, 2)}\n`);
+  write('tokenizer_config.json', `${JSON.stringify(labTokenizerConfig(POSITION_ROOM * shape.contextLength), null, 2)}\n`);
   write('chat_template.jinja', `${LAB_CHAT_TEMPLATE}\n`);
   return parseHfConfig(configJson, path.join(dir, 'config.json'));
 }

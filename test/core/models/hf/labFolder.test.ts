@@ -104,7 +104,7 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
 
   it('config.json is the Llama-style twin (GQA 2:1, SwiGLU of the GELU MLP width) and loads', () => {
     const c = loaded.config;
-    expect(c).toMatchObject({ architecture: 'llama', vocabSize: 108, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositions: 512 });
+    expect(c).toMatchObject({ architecture: 'llama', vocabSize: 108, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositions: 1024 });
     expect(c.tieWordEmbeddings).toBe(false);
     expect(loaded.generation.stopIds).toEqual([char.eosId]);
     // 3 d I within 2% of the GELU MLP's 8 d^2 (the lab's quick shape, d64).
