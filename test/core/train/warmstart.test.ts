@@ -47,7 +47,7 @@ describe('warm-start checkpoints', () => {
     const a = await produceWarmStart({ preset: 'math-quick-hf', out: join(dir, 'a'), epochs: 3, episodes: 12, overrides });
     const losses = a.reports.map((r) => r.loss);
     expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
-    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, maxPositions: 512 });
+    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, maxPositions: 512 });
     await produceWarmStart({ preset: 'math-quick', family: 'hf', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
     expect(readFileSync(join(dir, 'b', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'model.safetensors')));
     const config = presetConfig('math-quick-hf', { policies: { init: join(dir, 'a') } });

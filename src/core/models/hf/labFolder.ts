@@ -5,8 +5,10 @@
  * template, and seeded initial weights. models/hf then loads, samples, scores and trains such a
  * folder like any other (issue 29, item 1: one model family).
  *
- * The shape is the lab model's twin (as bench/one-model.bench.ts measures it): the same width,
- * depth, query heads and head width; half as many key/value heads (GQA 2:1); a SwiGLU MLP of width
+ * The shape is the lab model's twin: the same width, depth, heads and head width, and as many
+ * key/value heads as query heads (bench/one-model.bench.ts times a GQA 2:1 twin; with one shared
+ * KV head at the quick shape the warm-started twin did not learn math-quick, with full heads it
+ * did: docs/decisions/067); a SwiGLU MLP of width
  * 8d/3 rounded to 8, so it has the GELU MLP's 8d^2 parameters; an untied head; RoPE in place of
  * learned positions; `max_position_embeddings` = twice the lab's contextLength
  * (POSITION_ROOM): RoPE has no position table, so the number is only the limit past which the HF
@@ -142,7 +144,7 @@ export function labHfConfigJson(shape: LabShape): Record<string, unknown> {
     intermediate_size: twinIntermediateSize(dModel),
     num_hidden_layers: nLayers,
     num_attention_heads: nHeads,
-    num_key_value_heads: Math.max(1, Math.floor(nHeads / 2)),
+    num_key_value_heads: nHeads,
     head_dim: dModel / nHeads,
     hidden_act: 'silu',
     max_position_embeddings: POSITION_ROOM * contextLength,

@@ -102,9 +102,18 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
     expect(readFileSync(join(dir, 'chat_template.jinja'), 'utf8').trim()).toBe(LAB_CHAT_TEMPLATE);
   });
 
-  it('config.json is the Llama-style twin (GQA 2:1, SwiGLU of the GELU MLP width) and loads', () => {
+  it('config.json is the Llama-style twin (full KV heads, SwiGLU of the GELU MLP width) and loads', () => {
     const c = loaded.config;
-    expect(c).toMatchObject({ architecture: 'llama', vocabSize: 108, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositions: 1024 });
+    expect(c).toMatchObject({
+      architecture: 'llama',
+      vocabSize: 108,
+      hiddenSize: 16,
+      numLayers: 1,
+      numHeads: 2,
+      numKvHeads: 2,
+      headDim: 8,
+      maxPositions: 1024,
+    });
     expect(c.tieWordEmbeddings).toBe(false);
     expect(loaded.generation.stopIds).toEqual([char.eosId]);
     // 3 d I within 2% of the GELU MLP's 8 d^2 (the lab's quick shape, d64).
