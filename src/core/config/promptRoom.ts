@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { getTaskGenerator, TASK_NAMES, type TaskSplit } from '../data/tasks';
 import { MODEL_PRESETS, type ModelPresetName } from '../models/config';
 import { readHfConfig } from '../models/hf/config';
+import { LAB_ROLE_VARIABLE } from '../models/hf/labFolder';
 import { HfTokenizer } from '../models/hf/tokenizer';
 import { CharTokenizer } from '../models/tokenizer';
 import { chatMessages } from '../workflows/chatPrompts';
@@ -115,7 +116,13 @@ export function firstPromptLengths(config: RunConfig, context: ModelContext): Pr
       ? (() => {
           const tok = hfTokenizer(context.hfDir!);
           const thinking = config.workflow.enableThinking ?? undefined;
-          return (m) => tok.applyChatTemplate(chatMessages(m.instruction, m.prompt), { addGenerationPrompt: true, enableThinking: thinking }).ids.length;
+          // The role as policies/hf.ts passes it (the lab's character folders put their marker from it).
+          return (m) =>
+            tok.applyChatTemplate(chatMessages(m.instruction, m.prompt), {
+              addGenerationPrompt: true,
+              enableThinking: thinking,
+              extra: { [LAB_ROLE_VARIABLE]: m.role },
+            }).ids.length;
         })()
       : (() => {
           const tok = new CharTokenizer();

@@ -17,7 +17,9 @@
  * with the update's noise; models/hf/loraDropout.ts).
  * Prompts are chat messages (workflows/chatPrompts.ts) rendered by the model's chat template,
  * with `enable_thinking` from the run config; sampling stops at generation_config's stop ids;
- * what is scored and trained are the sampled ids themselves, never re-tokenised text.
+ * what is scored and trained are the sampled ids themselves, never re-tokenised text. The
+ * member's role goes to the template as `lab_role` (the lab's own character folders put their
+ * role marker from it, models/hf/labFolder.ts; other templates do not read it).
  *
  * Checkpoints (`savePolicy`): an adapter is a peft folder (adapter_config.json +
  * adapter_model.safetensors, float32, peft's names: models/hf/saveAdapter.ts), so a checkpoint
@@ -33,6 +35,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { readGenerationConfig, readHfConfig } from '../models/hf/config';
+import { LAB_ROLE_VARIABLE } from '../models/hf/labFolder';
 import { scoreHf, scoreHfData } from '../models/hf/logprobs';
 import { readLoraAdapter } from '../models/hf/loraFiles';
 import { checkpointLayout, HfModel, type HfAdapterConfig } from '../models/hf/model';
@@ -128,8 +131,10 @@ function readPolicyFile(dir: string, policyId: string): number {
  * the user turn, through the model's own chat template with the generation prompt. Training
  * (HfPolicies.promptIds) and `eval --model` (train/evaluate.ts hfRunner) both render with it.
  */
-export function hfPromptIds(tokenizer: HfTokenizer, instruction: InstructionName, prompt: string, enableThinking?: boolean): number[] {
-  return tokenizer.applyChatTemplate(chatMessages(instruction, prompt), { addGenerationPrompt: true, enableThinking }).ids;
+export function hfPromptIds(tokenizer: HfTokenizer, instruction: InstructionName, prompt: string, enableThinking?: boolean, role?: Role): number[] {
+  // `lab_role`: read by the lab's own character folders' template (models/hf/labFolder.ts); other templates never name it.
+  const extra = role ? { [LAB_ROLE_VARIABLE]: role } : undefined;
+  return tokenizer.applyChatTemplate(chatMessages(instruction, prompt), { addGenerationPrompt: true, enableThinking, extra }).ids;
 }
 
 export class HfPolicies implements Policies {
@@ -226,7 +231,7 @@ export class HfPolicies implements Policies {
 
   promptIds(policyId: string, request: PromptRequest, maxNewTokens: number): number[] {
     this.get(policyId);
-    const ids = hfPromptIds(this.tokenizer, request.instruction, request.prompt, this.options.enableThinking ?? undefined);
+    const ids = hfPromptIds(this.tokenizer, request.instruction, request.prompt, this.options.enableThinking ?? undefined, request.role);
     if (ids.length + maxNewTokens > this.config.maxPositions) {
       throw new Error(
         `a ${request.role} prompt of ${ids.length} tokens + rollout.maxNewTokens ${maxNewTokens} exceeds the model's max_position_embeddings ${this.config.maxPositions}`,

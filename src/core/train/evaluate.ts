@@ -97,7 +97,7 @@ export function hfRunner(m: HfEvalModel, config: RunConfig): EpisodeRunner {
       markEnded();
       // The messages training renders (policies/hf.ts promptIds): the role's system instructions, then the state.
       const enableThinking = config.workflow.enableThinking ?? undefined;
-      const prompts = requests.map(({ member }) => hfPromptIds(m.tokenizer, member.instruction, member.prompt, enableThinking));
+      const prompts = requests.map(({ member }) => hfPromptIds(m.tokenizer, member.instruction, member.prompt, enableThinking, member.role));
       const rows = sampleHf(m.model, prompts, {
         maxNewTokens: config.rollout.maxNewTokens,
         temperature: config.eval.temperature,

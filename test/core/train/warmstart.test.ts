@@ -1,7 +1,8 @@
 /**
  * `produceWarmStart`: demonstrations from the preset's tasks, supervised training whose loss
  * falls, a checkpoint in the run-checkpoint layout that a run's `policies.init` loads (into a
- * shared or a per-role set), and the same seed writing the same weights.
+ * shared or a per-role set), and the same seed writing the same weights; the 'hf' family writes
+ * the same shape as a Hugging Face folder that a run's policies.init opens as the HF kind.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_WARM_START, presetConfig, warmStartRecipe } from '../../../src/core/config';
 import { getTaskGenerator } from '../../../src/core/data';
 import { readParameters } from '../../../src/core/models';
+import { readHfConfig } from '../../../src/core/models/hf/config';
+import { modelKindOf } from '../../../src/core/policies/registry';
 import { initialPolicies } from '../../../src/core/train/checkpoints';
 import { produceWarmStart, warmStartDemonstrations } from '../../../src/core/train/warmstart';
 
@@ -39,7 +42,25 @@ describe('warm-start checkpoints', () => {
     }
   });
 
+  it('family hf: the same shape as a Hugging Face folder, deterministic, that policies.init opens as the HF kind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'srpo-ws-hf-'));
+    const a = await produceWarmStart({ preset: 'math-quick-hf', out: join(dir, 'a'), epochs: 3, episodes: 12, overrides });
+    const losses = a.reports.map((r) => r.loss);
+    expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
+    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, maxPositions: 512 });
+    await produceWarmStart({ preset: 'math-quick', family: 'hf', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
+    expect(readFileSync(join(dir, 'b', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'model.safetensors')));
+    const config = presetConfig('math-quick-hf', { policies: { init: join(dir, 'a') } });
+    expect(modelKindOf(config, dir)).toBe('hf');
+    // The lab family's checkpoint of the same preset stays the lab kind.
+    expect(modelKindOf(presetConfig('math-quick'), process.cwd())).toBe('lab');
+    await expect(produceWarmStart({ preset: 'math-per-role-grpo', family: 'hf', out: join(dir, 'c'), epochs: 1, episodes: 2, overrides })).rejects.toThrow(
+      /one shared model folder; policies.sharing is "per-role"/,
+    );
+  });
+
   it('presets carry their warm-start recipe; derived presets inherit it', () => {
+    expect(warmStartRecipe('math-quick-hf')).toEqual({ ...warmStartRecipe('math-quick'), family: 'hf' });
     expect(warmStartRecipe('math-k1')).toEqual(warmStartRecipe('math-quick'));
     expect(warmStartRecipe('math-paper')).toEqual(DEFAULT_WARM_START);
     expect(warmStartRecipe('search-quick').dataSeeds).toBeGreaterThan(0);
