@@ -21,6 +21,8 @@
  *   the lab's step normally re-scores the rollout for them (SRPO.md point 2), here it takes the
  *   sampler's behaviour log-probs instead (equal up to float rounding), so that pass is not in
  *   the step; it is timed apart and printed as `lab_old_logp_ms`, not counted;
+ * - activations kept for the backward on both sides: TRL's gradient_checkpointing (on by default
+ *   in its GRPOConfig) off, the lab's update.recompute off; a KV cache in generation on both;
  * - no evaluation, no KL reference (TRL beta 0, lab kl.coef 0), no checkpoint on either side;
  * - reward: a constant-time function of the completion on both sides; the lab's update runs the
  *   registry objective `grpo_token` (srpo/) through train/update.ts `runUpdate`, as its trainer does.
@@ -309,7 +311,7 @@ async function main(): Promise<void> {
       `42m folder, ${PROMPTS} prompts x ${SAMPLES} samples, ${PROMPT_TOKENS}-token prompts, ${NEW_TOKENS} new tokens, LoRA r ${LORA.r} on all linears`,
     );
     console.log(
-      'matched work per step: 1 generation, 1 forward + backward, 1 AdamW step; old log-probs = behaviour (TRL: detached current); epochs 1, 1 mini-batch; no eval, no KL, no checkpoint',
+      'matched work per step: 1 generation (KV cache), 1 forward + backward (no recomputation: TRL gradient_checkpointing off), 1 AdamW step; old log-probs = behaviour (TRL: detached current); epochs 1, 1 mini-batch; no eval, no KL, no checkpoint',
     );
     const trl = runTrl(folder, prompts, root);
     if ('skipped' in trl) console.log(`TRL skipped: ${trl.skipped}`);

@@ -16,7 +16,9 @@ What one TRL step does here (the work the lab's side matches): generate `samples
 exactly `new_tokens` tokens per prompt (min_new_tokens: random weights rarely stop), reward them
 (a constant-time function), one forward + backward over the batch for the loss (num_iterations
 1 and steps_per_generation 1: TRL computes no separate old log-probs, it uses the detached
-current ones), one AdamW step. beta 0 (no reference model), no evaluation, no saving.
+current ones), one AdamW step. beta 0 (no reference model), no evaluation, no saving; a KV
+cache in generation and gradient_checkpointing off (TRL's default on re-runs the forward in the
+backward, which the lab's side, recompute off, does not).
 Output: one line `TRL step_ms=<median> steps=<n> gen_ms=<median>` (gen_ms: the generation
 inside the step, from a wrapper around the model's generate).
 """
@@ -64,7 +66,9 @@ def main() -> None:
         steps_per_generation=1,
         num_iterations=1,
         max_completion_length=int(spec["new_tokens"]),
-        generation_kwargs={"min_new_tokens": int(spec["new_tokens"])},
+        generation_kwargs={"min_new_tokens": int(spec["new_tokens"]), "use_cache": True},
+        # TRL's default (True) re-runs the forward in the backward; the lab's side keeps activations (recompute off): equal work.
+        gradient_checkpointing=False,
         temperature=1.0,
         top_p=1.0,
         beta=0.0,
