@@ -193,7 +193,7 @@ describe('a checkpoint folder missing on disk', () => {
     const code = await runCli(['eval', '1', '--db', dbPath], io, (l) => err.push(l));
     expect(code).toBe(1);
     const message = err.join('\n');
-    expect(message).toContain('step 0');
+    expect(message).toContain('the checkpoint of step 1'); // record 0's checkpoint holds 1 update (shared/stepConvention.ts)
     expect(message).toContain('run 1');
     expect(message).toContain(gone);
     expect(message).not.toMatch(/ENOENT/);
