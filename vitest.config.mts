@@ -7,8 +7,21 @@
 // Which files are slow was measured (per-file durations of a whole run, README "Tests").
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** Files of the slow tier: each starts engines, a browser or a training run that takes tens of seconds. */
-export const SLOW_TESTS = ['test/e2e/**', 'test/desktop/**', 'test/engine/**', 'test/external/**', 'test/cli/train.test.ts'];
+/**
+ * Files of the slow tier: each starts engines, a browser or a training run, or takes 20 s and more
+ * on 2 cores (per-file durations of a whole `npm test`: the Hugging Face training tests, the
+ * read-only database tests run as another user, the corpus top-k's 400 random queries).
+ */
+export const SLOW_TESTS = [
+  'test/e2e/**',
+  'test/desktop/**',
+  'test/engine/**',
+  'test/external/**',
+  'test/cli/train.test.ts',
+  'test/core/train/hf*.test.ts',
+  'test/core/store/readonly.test.ts',
+  'test/core/data/corpusTopK.test.ts',
+];
 
 const shared = {
   environment: 'node' as const,
