@@ -166,7 +166,7 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
     await page.waitForSelector('[role="dialog"]');
     const plan = (await page.textContent('[role="dialog"] p')) ?? '';
     expect(plan).toContain(
-      `Resume continues at step ${kept.length} from the checkpoint after ${kept.length} updates (step ${kept.length - 1}); nothing committed is redone.`,
+      `Resume continues at step ${kept.length + 1} from the checkpoint of step ${kept.length} (after ${kept.length} updates); nothing committed is redone.`,
     );
     await page.click('[role="dialog"] .confirm');
     await page.waitForFunction(() => document.querySelector('.run-status')?.textContent === 'completed', null, { timeout: 120_000 });
