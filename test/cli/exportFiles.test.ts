@@ -12,19 +12,11 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/commands';
-import type { CliIO } from '../../src/cli/io';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { writeFolderAtomically } from '../../src/core/models/hf/saveModel';
 import { LabStore } from '../../src/core/store';
+import { runCliCaptured } from './harness';
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIO = { out: (l) => out.push(l), tty: null, launcher: new NodeForkLauncher({ stdio: 'pipe' }), onInterrupt: () => () => undefined };
-  const code = await runCli(argv, io, (l) => err.push(l));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = runCliCaptured;
 
 /** Node's raw messages, which name a system call instead of saying what went wrong. */
 const RAW = /ENOTDIR: |EEXIST: |ENOENT: |EISDIR: |\b(rmdir|rename|open|mkdir|lstat) '/;

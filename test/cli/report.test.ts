@@ -9,19 +9,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/commands';
-import type { CliIO } from '../../src/cli/io';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { LabStore } from '../../src/core/store';
 import { CHROMIUM_PATH } from '../../src/server/pdf';
+import { runCliCaptured } from './harness';
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIO = { out: (l) => out.push(l), tty: null, launcher: new NodeForkLauncher({ stdio: 'pipe' }), onInterrupt: () => () => undefined };
-  const code = await runCli(argv, io, (l) => err.push(l));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = runCliCaptured;
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-report-cli-'));
 const db = join(dir, 'lab.db');

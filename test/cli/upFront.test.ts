@@ -9,19 +9,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/commands';
-import type { CliIO } from '../../src/cli/io';
 import { LabStore } from '../../src/core/store';
+import { runCliCaptured } from './harness';
 
 const QWEN3 = resolve(__dirname, '../fixtures/hf/qwen3-tiny'); // max_position_embeddings 128
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIO = { out: (l) => out.push(l), tty: null, launcher: null as never, onInterrupt: () => () => {} };
-  const code = await runCli(argv, io, (l) => err.push(l));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = runCliCaptured;
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-upfront-cli-'));
 const db = join(dir, 'lab.db');

@@ -21,8 +21,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/commands';
-import type { CliIO } from '../../src/cli/io';
 import { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { resumePlanFor } from '../../src/core/host/runs';
@@ -31,6 +29,7 @@ import { startLabServer, type LabServer } from '../../src/server/server';
 import type { ApiOutputs, RunSummary } from '../../src/shared/api';
 import type { EventSummary } from '../../src/shared/records';
 import { hfRunConfig, tinyQwenFolder } from '../core/train/hfFixture';
+import { runCliCaptured } from '../cli/harness';
 
 interface El {
   textContent: string | null;
@@ -51,13 +50,7 @@ const TINY_RANDOM = {
   eval: { every: 0, n: 2, queries: 2 },
 };
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIO = { out: (l) => out.push(l), tty: null, launcher: new NodeForkLauncher({ stdio: 'pipe' }), onInterrupt: () => () => undefined };
-  const code = await runCli(argv, io, (l) => err.push(l));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const cli = runCliCaptured;
 
 describe.skipIf(!hasChromium)('one step number, evaluation off, health warnings (real runs, web mode)', () => {
   let service: LabService;
