@@ -35,14 +35,14 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { scoreHf } from '../src/core/models/hf/logprobs';
-import { estimateHfMemory, HF_LINEAR_MODULES, linearShapes, trainingPeakBytes } from '../src/core/models/hf/memory';
+import { estimateHfMemory, linearShapes, trainingPeakBytes } from '../src/core/models/hf/memory';
 import { HfModel } from '../src/core/models/hf/model';
 import { openTensorSource } from '../src/core/models/hf/safetensorsFile';
 import { sampleHf, type DecodeMode } from '../src/core/models/hf/sampler';
-import type { HfModelConfig, LoraPair } from '../src/core/models/hf/types';
+import type { HfModelConfig } from '../src/core/models/hf/types';
 import { expectedWeights } from '../src/core/models/hf/weights';
 import { mulberry32 } from '../src/core/models/random';
-import { benchBackend, headline, median } from './lib';
+import { benchBackend, headline, median, randomLora } from './lib';
 
 const CONFIG_JSON = {
   architectures: ['Qwen3ForCausalLM'],
@@ -96,30 +96,6 @@ function writeRandomCheckpoint(dir: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-/** Random LoRA pairs (r on every linear, B non-zero), as readLoraAdapter would return them. */
-function randomLora(c: HfModelConfig, r: number): LoraPair[] {
-  const rand = mulberry32(5);
-  const shapes = linearShapes(c);
-  const fill = (n: number, s: number) => Float32Array.from({ length: n }, () => (rand() - 0.5) * s);
-  const pairs: LoraPair[] = [];
-  for (let l = 0; l < c.numLayers; l++) {
-    for (const m of HF_LINEAR_MODULES) {
-      const [inF, outF] = shapes[m];
-      const kind = m.endsWith('proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(m) ? 'mlp' : 'self_attn';
-      pairs.push({
-        target: `model.layers.${l}.${kind}.${m}.weight`,
-        a: fill(r * inF, 0.1),
-        b: fill(outF * r, 0.01),
-        r,
-        inFeatures: inF,
-        outFeatures: outF,
-        scale: 2,
-      });
-    }
-  }
-  return pairs;
 }
 
 function timed(fn: () => void): { ms: number; cpu: number } {

@@ -40,100 +40,31 @@ import { initBackend } from '../src/core/models/backend';
 import { TOKEN_PICKERS, type RowsPicker, type TokenPickerName } from '../src/core/models/devicePick';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { scoreHf } from '../src/core/models/hf/logprobs';
-import { estimateHfMemory, HF_LINEAR_MODULES, linearShapes, trainingPeakBytes } from '../src/core/models/hf/memory';
+import { estimateHfMemory, trainingPeakBytes } from '../src/core/models/hf/memory';
 import { HfModel } from '../src/core/models/hf/model';
 import { openTensorSource } from '../src/core/models/hf/safetensorsFile';
 import { sampleHf } from '../src/core/models/hf/sampler';
 import { saveMergedModel } from '../src/core/models/hf/saveModel';
-import type { HfModelConfig, LoraPair, TensorSource } from '../src/core/models/hf/types';
-import { expectedWeights } from '../src/core/models/hf/weights';
+import type { HfModelConfig } from '../src/core/models/hf/types';
 import { mulberry32 } from '../src/core/models/random';
-import { headline, median } from './lib';
+import { headline, median, QWEN3_SHAPES, randomLora, randomSource } from './lib';
 import { tinyLongPromptPeakGb } from './tiny-long-prompt.bench';
 
 const env = (name: string, dflt: number) => (process.env[name] !== undefined ? Number(process.env[name]) : dflt);
 
-const QWEN3 = {
-  architectures: ['Qwen3ForCausalLM'],
-  model_type: 'qwen3',
-  vocab_size: 151936,
-  max_position_embeddings: 40960,
-  rms_norm_eps: 1e-6,
-  rope_theta: 1000000,
-  tie_word_embeddings: true,
-  attention_bias: false,
-  bos_token_id: 151643,
-  eos_token_id: 151645,
-};
-const SHAPES = {
-  '42m': { ...QWEN3, hidden_size: 256, intermediate_size: 768, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 },
-  '0.6b': { ...QWEN3, hidden_size: 1024, intermediate_size: 3072, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128 },
-};
-type ShapeName = keyof typeof SHAPES;
-
-/** Random weights as a tensor source (norms near 1, other tensors uniform with std 1/sqrt(fan-in)), one tensor per read. */
-function randomSource(config: HfModelConfig, seed: number): TensorSource {
-  const specs = new Map(expectedWeights(config).map((w) => [w.name, w]));
-  return {
-    origin: 'random weights',
-    names: () => [...specs.keys()],
-    get(name) {
-      const w = specs.get(name);
-      if (!w) return undefined;
-      return {
-        name,
-        dtype: 'F32',
-        shape: w.shape,
-        file: 'random',
-        read() {
-          const rand = mulberry32(seed + name.length * 7919 + name.charCodeAt(name.length - 8));
-          const n = w.shape.reduce((a, b) => a * b, 1);
-          const isNorm = name.endsWith('norm.weight');
-          const half = isNorm ? 0.1 * Math.sqrt(3) : Math.sqrt(3 / w.shape[w.shape.length - 1]);
-          const out = new Float32Array(n);
-          for (let i = 0; i < n; i++) out[i] = (isNorm ? 1 : 0) + (rand() * 2 - 1) * half;
-          return out;
-        },
-      };
-    },
-  };
-}
+type ShapeName = keyof typeof QWEN3_SHAPES;
 
 /** Writes the shape's folder with the lab's writer: config.json, then the random weights (F32 or BF16). */
 function writeShape(root: string, shape: ShapeName): string {
   const src = join(root, `${shape}-config`);
   mkdirSync(src);
-  writeFileSync(join(src, 'config.json'), JSON.stringify({ ...SHAPES[shape], torch_dtype: 'float32' }, null, 2));
+  writeFileSync(join(src, 'config.json'), JSON.stringify({ ...QWEN3_SHAPES[shape], torch_dtype: 'float32' }, null, 2));
   const config = readHfConfig(src);
   const out = join(root, shape);
   const t = performance.now();
   const saved = saveMergedModel(out, { sourceDir: src, config, source: randomSource(config, 11), dtype: shape === '0.6b' ? 'BF16' : 'F32' });
   console.log(`${shape}: wrote ${(saved.totalBytes / 1e9).toFixed(2)} GB in ${((performance.now() - t) / 1e3).toFixed(1)} s (${saved.weightFiles.join(', ')})`);
   return out;
-}
-
-/** Random LoRA pairs, r on all seven linears of every layer (B non-zero, so the adapter acts). */
-function randomLora(c: HfModelConfig, r: number): LoraPair[] {
-  const rand = mulberry32(5);
-  const shapes = linearShapes(c);
-  const fill = (n: number, s: number) => Float32Array.from({ length: n }, () => (rand() - 0.5) * s);
-  const pairs: LoraPair[] = [];
-  for (let l = 0; l < c.numLayers; l++) {
-    for (const m of HF_LINEAR_MODULES) {
-      const [inF, outF] = shapes[m];
-      const kind = ['gate_proj', 'up_proj', 'down_proj'].includes(m) ? 'mlp' : 'self_attn';
-      pairs.push({
-        target: `model.layers.${l}.${kind}.${m}.weight`,
-        a: fill(r * inF, 0.1),
-        b: fill(outF * r, 0.01),
-        r,
-        inFeatures: inF,
-        outFeatures: outF,
-        scale: 2,
-      });
-    }
-  }
-  return pairs;
 }
 
 /**

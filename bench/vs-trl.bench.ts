@@ -49,14 +49,12 @@ import { HfModel } from '../src/core/models/hf/model';
 import { openTensorSource } from '../src/core/models/hf/safetensorsFile';
 import { sampleHf } from '../src/core/models/hf/sampler';
 import { saveMergedModel } from '../src/core/models/hf/saveModel';
-import type { HfModelConfig, TensorSource } from '../src/core/models/hf/types';
-import { expectedWeights } from '../src/core/models/hf/weights';
 import { mulberry32 } from '../src/core/models/random';
 import type { CompletionRow, Policies, PolicyRef, TrainingNoise } from '../src/core/policies/types';
 import { objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../src/core/srpo';
 import { AdamW } from '../src/core/train/optimizer';
 import { runUpdate, type MemberSample } from '../src/core/train/update';
-import { headline, median } from './lib';
+import { headline, median, QWEN3_SHAPES, randomSource } from './lib';
 
 const env = (name: string, dflt: number) => (process.env[name] !== undefined ? Number(process.env[name]) : dflt);
 const PROMPTS = env('VS_TRL_PROMPTS', 8);
@@ -69,50 +67,7 @@ const LORA = { r: 16, alpha: 32 };
 const POLICY = 'shared';
 
 /** The 42M real-vocabulary Qwen3 shape (real-shape.bench.ts `42m`). */
-const SHAPE_42M = {
-  architectures: ['Qwen3ForCausalLM'],
-  model_type: 'qwen3',
-  vocab_size: 151936,
-  max_position_embeddings: 40960,
-  rms_norm_eps: 1e-6,
-  rope_theta: 1000000,
-  tie_word_embeddings: true,
-  attention_bias: false,
-  bos_token_id: 151643,
-  eos_token_id: 151645,
-  hidden_size: 256,
-  intermediate_size: 768,
-  num_hidden_layers: 4,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  head_dim: 64,
-  torch_dtype: 'float32',
-};
-
-/** Random weights (norms near 1, the rest uniform with std 1/sqrt(fan-in)), one tensor per read. */
-function randomSource(config: HfModelConfig, seed: number): TensorSource {
-  const specs = new Map(expectedWeights(config).map((w) => [w.name, w]));
-  return {
-    origin: 'random weights',
-    names: () => [...specs.keys()],
-    get(name) {
-      const w = specs.get(name);
-      if (!w) return undefined;
-      return {
-        name,
-        dtype: 'F32',
-        shape: w.shape,
-        file: 'random',
-        read() {
-          const rand = mulberry32(seed + name.length * 7919 + name.charCodeAt(name.length - 8));
-          const isNorm = name.endsWith('norm.weight');
-          const half = isNorm ? 0.1 * Math.sqrt(3) : Math.sqrt(3 / w.shape[w.shape.length - 1]);
-          return Float32Array.from({ length: w.shape.reduce((a, b) => a * b, 1) }, () => (isNorm ? 1 : 0) + (rand() * 2 - 1) * half);
-        },
-      };
-    },
-  };
-}
+const SHAPE_42M = { ...QWEN3_SHAPES['42m'], torch_dtype: 'float32' };
 
 /** Writes the 42M folder with the lab's writer; returns its path. */
 function writeFolder(root: string): string {
