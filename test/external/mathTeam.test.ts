@@ -6,22 +6,12 @@
  * store, and each stored member carries the exact ids the policy read and sampled with their
  * log-probs; the evaluation runs through the same program (the lab grades its posted answers).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/core/config';
-import { LabStore } from '../../src/core/store';
-import { Trainer, type StepSummary } from '../../src/core/train/trainer';
 import { EXTERNAL_PANELS, lookupMetric } from '../../src/shared/metricCatalogue';
+import { trainExternalRun, useClosers } from './trainRun';
 
-const closers: (() => void)[] = [];
-afterEach(() =>
-  closers
-    .splice(0)
-    .reverse()
-    .forEach((c) => c()),
-);
+const closers = useClosers();
 
 describe('external-math-quick: the JS example program trains as a run', () => {
   it('tagged parallel calls are one K = 2 set, rewards arrive, steps commit, members are stored with their tokens', async () => {
@@ -31,14 +21,7 @@ describe('external-math-quick: the JS example program trains as a run', () => {
       eval: { every: 2, n: 2, queries: 2 },
       checkpointEvery: 0,
     });
-    const store = LabStore.open(':memory:');
-    closers.push(() => store.close());
-    const runId = store.createRun({ name: 'ext', preset: 'external-math-quick', config, seed: config.seed, workflow: 'external', algorithm: 'srpo' });
-    const logs: string[] = [];
-    const t = new Trainer({ config, runDir: mkdtempSync(join(tmpdir(), 'srpo-ext-')), store, runId, baseDir: process.cwd(), onLog: (l) => logs.push(l) });
-    closers.push(() => t.dispose());
-    const steps: StepSummary[] = [];
-    for (const s of t.remainingSteps()) steps.push(await t.step(s));
+    const { store, runId, steps, logs } = await trainExternalRun('ext', config, closers);
 
     expect(store.committedSteps(runId)).toEqual([0, 1, 2]);
     for (const s of steps.slice(0, 2)) {

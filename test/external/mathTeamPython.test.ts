@@ -6,25 +6,15 @@
  * interpreter named by SRPO_LAB_PYTHON); otherwise it is skipped, saying so.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/core/config';
-import { LabStore } from '../../src/core/store';
-import { Trainer, type StepSummary } from '../../src/core/train/trainer';
+import { trainExternalRun, useClosers } from './trainRun';
 
 const PYTHON = process.env.SRPO_LAB_PYTHON || 'python3';
 const hasOpenai = spawnSync(PYTHON, ['-c', 'import openai'], { stdio: 'ignore' }).status === 0;
 if (!hasOpenai) console.warn(`test/external/mathTeamPython.test.ts skipped: "${PYTHON} -c 'import openai'" fails (pip install openai, or set SRPO_LAB_PYTHON)`);
 
-const closers: (() => void)[] = [];
-afterEach(() =>
-  closers
-    .splice(0)
-    .reverse()
-    .forEach((c) => c()),
-);
+const closers = useClosers();
 
 describe('the Python example program trains as a run', () => {
   it.skipIf(!hasOpenai)(
@@ -37,14 +27,7 @@ describe('the Python example program trains as a run', () => {
         eval: { every: 1, n: 2, queries: 2 },
         checkpointEvery: 0,
       });
-      const store = LabStore.open(':memory:');
-      closers.push(() => store.close());
-      const runId = store.createRun({ name: 'py', preset: 'external-math-quick', config, seed: config.seed, workflow: 'external', algorithm: 'srpo' });
-      const logs: string[] = [];
-      const t = new Trainer({ config, runDir: mkdtempSync(join(tmpdir(), 'srpo-ext-py-')), store, runId, baseDir: process.cwd(), onLog: (l) => logs.push(l) });
-      closers.push(() => t.dispose());
-      const steps: StepSummary[] = [];
-      for (const s of t.remainingSteps()) steps.push(await t.step(s));
+      const { store, runId, steps, logs } = await trainExternalRun('py', config, closers);
       expect(store.committedSteps(runId)).toEqual([0, 1]);
       expect(steps[0].metrics['external/failed_episodes'], logs.join('\n')).toBe(0);
       expect(steps[1].metrics['eval/arith-chain/avg']).toBeGreaterThanOrEqual(0);

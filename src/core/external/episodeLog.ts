@@ -64,8 +64,6 @@ export interface EpisodeReward {
 
 export class EpisodeLog {
   readonly calls: RecordedCall[] = [];
-  /** Calls being served (sampled but not yet recorded). */
-  inFlight = 0;
   reward: EpisodeReward | null = null;
   /** Set once the episode can take no more calls (reward posted, or its batch ended). */
   finished = false;

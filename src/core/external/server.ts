@@ -24,8 +24,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import type { Role } from '../models/tokenizer';
-import type { Policies, SampledCompletion } from '../policies/types';
-import type { SampledMember } from '../policies/types';
+import type { Policies, SampledCompletion, SampledMember } from '../policies/types';
 import { schemaError } from '../util/schemaError';
 import type { PolicyRole } from '../workflows/types';
 import { SampleBatcher, type BatcherOptions } from './batcher';
