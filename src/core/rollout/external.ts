@@ -226,7 +226,8 @@ export class ExternalDriver implements RolloutDriver {
       return { episode: episodes[logs.indexOf(l)], result, sampled, generatedTokens, latencyMs: l.reward ? l.latencyMs : wallMs, rollout: l.group };
     });
     const stats = ep.takeStats();
-    const calls = ep.batcher.calls.slice(callsBefore);
+    // Taken out of the batcher's list, so a long run's record of sampler calls does not grow with every batch.
+    const calls = ep.batcher.calls.splice(callsBefore);
     const lat = [...stats.latencyMs].sort((a, b) => a - b);
     const mean = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
     return {
