@@ -11,18 +11,16 @@
  * screenshotted (test-artifacts/report-print.png, looked at by hand; no PDF rasteriser on the
  * build machines), with its figure structure checked. Skips without /usr/bin/chromium.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRunConfig } from '../../src/core/config';
-import { LabService } from '../../src/core/host/labService';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
+import type { LabService } from '../../src/core/host/labService';
 import type { EvaluationRecord } from '../../src/core/store/records';
-import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
-import { startLabServer, type LabServer } from '../../src/server/server';
+import { CHROMIUM_PATH } from '../../src/server/pdf';
+import type { LabServer } from '../../src/server/server';
+import { ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 // Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
 interface El {
@@ -56,7 +54,6 @@ function contrast(a: string, b: string): number {
 }
 
 const hasChromium = existsSync(CHROMIUM_PATH);
-const ART = 'test-artifacts';
 const STEPS = 8;
 /** Metric keys of the synthetic runs besides the dashboard's own (the search has something to find). */
 const EXTRA_KEYS = Array.from({ length: 60 }, (_, i) => `time/phase_${String(i).padStart(2, '0')}`);
@@ -79,7 +76,6 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
   let service: LabService;
   let server: LabServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
   const runs: Record<'a' | 'b' | 'c', number> = { a: 0, b: 0, c: 0 };
@@ -131,25 +127,14 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
   }
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    const dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-charts-')), 'lab.db');
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-    server = await startLabServer({ service });
+    prepareE2e();
+    ({ service, server } = await startLab('srpo-e2e-charts-'));
     // Two seeds of one config (completed, evaluated at 0, 4 and 8) and a stopped run evaluated only at step 0.
     runs.a = writeRun('quick-s1', 1, { 0: 0.1, 4: 0.2, 8: 0.388 });
     runs.b = writeRun('quick-s2', 2, { 0: 0.12, 4: 0.25, 8: 0.3 });
     runs.c = writeRun('stopped-s1', 3, { 0: 0.05 }, 3, 41); // another config (eval.queries): its own table row
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
-    });
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true, colorScheme: 'dark' });
-    page = await context.newPage();
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    ({ browser, page } = await launchPage(problems, { acceptDownloads: true, colorScheme: 'dark' }));
+    await openLab(page, server);
   }, 120_000);
 
   afterAll(async () => {

@@ -9,18 +9,16 @@
  * test-artifacts/. Skips, saying so, where /usr/bin/chromium is absent (.ci/run installs it with
  * apt).
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LabService } from '../../src/core/host/labService';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
+import type { LabService } from '../../src/core/host/labService';
 import { presetConfig, resolveRunConfig } from '../../src/core/config';
 import { BUILT_FEATURES, PLANNED_FEATURES } from '../../src/shared/about';
-import { chromiumPdfPrinter, CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
-import { startLabServer, type LabServer } from '../../src/server/server';
+import { chromiumPdfPrinter, CHROMIUM_PATH } from '../../src/server/pdf';
+import type { LabServer } from '../../src/server/server';
+import { ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 // Browser globals used inside page callbacks (they run in Chromium); this file is type-checked
 // without the DOM lib, so just what the callbacks touch is declared here, module-scoped.
@@ -35,7 +33,6 @@ type HTMLInputElement = El & { value: string };
 const hasChromium = existsSync(CHROMIUM_PATH);
 if (!hasChromium) console.warn(`[e2e] skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-const ART = 'test-artifacts';
 const TINY_FIELDS: Record<string, string> = {
   steps: '4',
   'policies.init': '',
@@ -69,21 +66,10 @@ describe.skipIf(!hasChromium)('the lab UI in headless Chromium (web mode, real e
   };
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    const dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-')), 'lab.db');
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }), printPdf: chromiumPdfPrinter() ?? undefined });
-    server = await startLabServer({ service });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
-    });
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
-    page = await context.newPage();
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    prepareE2e();
+    ({ service, server } = await startLab('srpo-e2e-', { printPdf: chromiumPdfPrinter() ?? undefined }));
+    ({ browser, page } = await launchPage(problems, { acceptDownloads: true }));
+    await openLab(page, server);
   }, 120_000);
 
   afterAll(async () => {

@@ -11,16 +11,14 @@
  * Screenshots of the form in both themes go to test-artifacts/. Needs `npx electron-vite build`;
  * skips without /usr/bin/chromium.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LabService } from '../../src/core/host/labService';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../src/server/pdf';
-import { startLabServer, type LabServer } from '../../src/server/server';
+import type { LabService } from '../../src/core/host/labService';
+import { CHROMIUM_PATH } from '../../src/server/pdf';
+import type { LabServer } from '../../src/server/server';
+import { ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 interface El {
   textContent: string | null;
@@ -31,7 +29,6 @@ declare const document: { querySelector(s: string): El | null; querySelectorAll(
 declare const window: { location: { hash: string } };
 
 const hasChromium = existsSync(CHROMIUM_PATH);
-const ART = 'test-artifacts';
 const f = (path: string) => `.field[data-path="${path}"]`;
 
 describe.skipIf(!hasChromium)('New run form: every field shown and editable, help visible, every edit counted (headless Chromium)', () => {
@@ -53,16 +50,10 @@ describe.skipIf(!hasChromium)('New run form: every field shown and editable, hel
     page.$$eval('.diff tr', (rows) => rows.map((r) => ({ path: r.getAttribute('data-path'), invalid: r.classList.contains('invalid') })));
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    const dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-newrun-')), 'lab.db');
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-    server = await startLabServer({ service });
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    prepareE2e();
+    ({ service, server } = await startLab('srpo-e2e-newrun-'));
+    ({ browser, page } = await launchPage(problems, { viewport: { width: 1400, height: 900 } }, false));
+    await openLab(page, server);
   }, 120_000);
 
   afterAll(async () => {

@@ -11,17 +11,15 @@
  *   Clone and edit, not Resume.
  * Needs the built renderer (`npm run build`). Skips without /usr/bin/chromium.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveRunConfig } from '../../src/core/config';
-import { LabService } from '../../src/core/host/labService';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
-import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
-import { startLabServer, type LabServer } from '../../src/server/server';
+import type { LabService } from '../../src/core/host/labService';
+import { CHROMIUM_PATH } from '../../src/server/pdf';
+import type { LabServer } from '../../src/server/server';
+import { ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 interface El {
   textContent: string | null;
@@ -35,7 +33,6 @@ declare class MutationObserver {
 }
 
 const hasChromium = existsSync(CHROMIUM_PATH);
-const ART = 'test-artifacts';
 const TINY = {
   policies: { init: null, modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 192 } },
   rollout: { tasksPerStep: 2, groupSize: 2, maxNewTokens: 8 },
@@ -55,20 +52,10 @@ describe.skipIf(!hasChromium)('runs: stop / resume without loss, honest config v
   const fieldErrors = (path: string) => page.$$eval(`.field[data-path="${path}"] .field-error`, (els) => els.map((e) => e.textContent ?? ''));
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    const dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-runs-')), 'lab.db');
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-    server = await startLabServer({ service });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
-    });
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    prepareE2e();
+    ({ service, server } = await startLab('srpo-e2e-runs-'));
+    ({ browser, page } = await launchPage(problems));
+    await openLab(page, server);
   }, 120_000);
 
   afterAll(async () => {

@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applySets, labRoot, PRESET_NAMES, presetInput } from '../config';
 import { resolveSuiteSpec, suiteRows } from '../suites/spec';
+import { isInside } from '../util/fsErrors';
 import type { FieldProblem } from '../util/schemaError';
 
 /** The real path of `abs`, following symlinks of its existing part; null when an existing entry cannot be resolved. */
@@ -77,7 +78,7 @@ export class PathRoots {
   /** Whether `abs` (an absolute path) lies in a root once its symlinks are resolved. */
   allows(abs: string): boolean {
     const real = realPathOf(abs);
-    return real !== null && this.dirs.some((d) => real === d || real.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
+    return real !== null && this.dirs.some((d) => isInside(real, d));
   }
 
   /** The one sentence for every refused path (it quotes only what the client sent). */
