@@ -15,21 +15,18 @@
  * Screenshots of the dashboard summary in both themes: test-artifacts/steps-*.png.
  * Needs `npx electron-vite build` (out/renderer) and /usr/bin/chromium; skips, saying so, without Chromium.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LabService } from '../../src/core/host/labService';
-import { NodeForkLauncher } from '../../src/core/host/launcher';
+import type { LabService } from '../../src/core/host/labService';
 import { resumePlanFor } from '../../src/core/host/runs';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../src/server/pdf';
-import { startLabServer, type LabServer } from '../../src/server/server';
-import type { ApiOutputs, RunSummary } from '../../src/shared/api';
-import type { EventSummary } from '../../src/shared/records';
+import { CHROMIUM_PATH } from '../../src/server/pdf';
+import type { LabServer } from '../../src/server/server';
+import type { RunSummary } from '../../src/shared/api';
 import { hfRunConfig, tinyQwenFolder } from '../core/train/hfFixture';
 import { runCliCaptured } from '../cli/harness';
+import { allEvents, ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 interface El {
   textContent: string | null;
@@ -39,7 +36,6 @@ declare const document: { querySelector(s: string): El | null; querySelectorAll(
 const hasChromium = existsSync(CHROMIUM_PATH);
 if (!hasChromium) console.warn(`[e2e] skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-const ART = 'test-artifacts';
 /** The lab's tiny random-weight model: every reward of a group equal (no learning signal). */
 const TINY_RANDOM = {
   steps: 2,
@@ -75,24 +71,11 @@ describe.skipIf(!hasChromium)('one step number, evaluation off, health warnings 
       await new Promise((ok) => setTimeout(ok, 250));
     }
   }
-  async function allEvents(runId: number, filter: Record<string, unknown>): Promise<EventSummary[]> {
-    const out: EventSummary[] = [];
-    let after: { step: number; id: number } | null = null;
-    do {
-      const p: ApiOutputs['listEvents'] = await service.call('listEvents', { runId, filter, limit: 1000, after });
-      out.push(...p.events);
-      after = p.next;
-    } while (after);
-    return out;
-  }
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-steps-')), 'lab.db');
+    prepareE2e();
+    ({ dbPath, service, server } = await startLab('srpo-e2e-steps-'));
     hfDir = tinyQwenFolder();
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-    server = await startLabServer({ service });
     // A 2-step Hugging Face run evaluated before each update and at the end (steps 0, 1, 2).
     const evaluated = hfRunConfig(hfDir, { steps: 2, eval: { every: 1, n: 2, queries: 2 } }) as unknown as Record<string, unknown>;
     ({ runId: hf } = await service.call('createRun', { preset: 'math-quick', config: { ...evaluated, name: 'hf-eval' }, start: true }));
@@ -103,12 +86,8 @@ describe.skipIf(!hasChromium)('one step number, evaluation off, health warnings 
     await waitDone(hfOff);
     ({ runId: random } = await service.call('createRun', { preset: 'math-quick', config: { ...TINY_RANDOM, name: 'random-tiny' }, start: true }));
     await waitDone(random);
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('pageerror', (e) => problems.push(e.message));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    ({ browser, page } = await launchPage(problems, { viewport: { width: 1400, height: 900 } }));
+    await openLab(page, server);
   }, 900_000);
 
   afterAll(async () => {
@@ -146,12 +125,12 @@ describe.skipIf(!hasChromium)('one step number, evaluation off, health warnings 
     expect(series['eval/macro/avg'].map((p) => p.step)).toEqual([0, 1, 2]); // after 0, 1 and 2 updates
     expect(series['time/step'].at(-1)!.step).toBe(2); // the eval-only record's time is no update's
 
-    const train = await allEvents(hf, { split: 'train' });
+    const train = await allEvents(service, hf, { split: 'train' });
     expect(Math.min(...train.map((e) => e.step))).toBe(1);
     expect(Math.max(...train.map((e) => e.step))).toBe(2);
-    expect([...new Set((await allEvents(hf, { split: 'eval' })).map((e) => e.step))]).toEqual([0, 1, 2]);
+    expect([...new Set((await allEvents(service, hf, { split: 'eval' })).map((e) => e.step))]).toEqual([0, 1, 2]);
     // The trace's step filter takes the same number: step 2's training events are the last update's.
-    const step2 = await allEvents(hf, { split: 'train', fromStep: 2, toStep: 2 });
+    const step2 = await allEvents(service, hf, { split: 'train', fromStep: 2, toStep: 2 });
     expect(step2.length).toBeGreaterThan(0);
     expect(step2.every((e) => e.step === 2)).toBe(true);
 

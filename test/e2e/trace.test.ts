@@ -17,23 +17,22 @@
  * Needs `npm run build` (out/renderer) and /usr/bin/chromium; skips, saying so, without Chromium.
  * Screenshots: test-artifacts/trace-*.png.
  */
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/commands';
 import type { CliIO } from '../../src/cli/io';
-import { LabService } from '../../src/core/host/labService';
+import type { LabService } from '../../src/core/host/labService';
 import { NodeForkLauncher } from '../../src/core/host/launcher';
 import { resolveRunConfig } from '../../src/core/config';
-import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../src/server/pdf';
+import { CHROMIUM_PATH } from '../../src/server/pdf';
 import { startLabServer, type LabServer } from '../../src/server/server';
 import { PLANNED_FEATURES } from '../../src/shared/about';
-import type { ApiOutputs, RunSummary } from '../../src/shared/api';
+import type { RunSummary } from '../../src/shared/api';
 import type { EventSummary } from '../../src/shared/records';
 import { makeStep } from '../core/store/fixtures/makeStep';
+import { allEvents, ART, launchPage, openLab, prepareE2e, startLab } from './harness';
 
 // Browser globals used inside page callbacks (they run in Chromium; this file is type-checked without the DOM lib).
 interface El {
@@ -45,7 +44,6 @@ declare const document: { querySelector(s: string): El | null; querySelectorAll(
 const hasChromium = existsSync(CHROMIUM_PATH);
 if (!hasChromium) console.warn(`[e2e] skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-const ART = 'test-artifacts';
 const TINY = {
   policies: { init: null, modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 192 } },
   rollout: { tasksPerStep: 2, groupSize: 3, maxNewTokens: 8 },
@@ -92,33 +90,13 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
       await new Promise((ok) => setTimeout(ok, 150));
     }
   }
-  async function allEvents(runId: number, filter: Record<string, unknown> = {}): Promise<EventSummary[]> {
-    const out: EventSummary[] = [];
-    let after: { step: number; id: number } | null = null;
-    do {
-      const p: ApiOutputs['listEvents'] = await service.call('listEvents', { runId, filter, limit: 1000, after });
-      out.push(...p.events);
-      after = p.next;
-    } while (after);
-    return out;
-  }
 
   beforeAll(async () => {
-    if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
-    mkdirSync(ART, { recursive: true });
-    dbPath = join(mkdtempSync(join(tmpdir(), 'srpo-e2e-trace-')), 'lab.db');
-    service = new LabService({ dbPath, launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-    server = await startLabServer({ service });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
-    });
-    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('pageerror', (e) => problems.push(e.message));
+    prepareE2e();
+    ({ dbPath, service, server } = await startLab('srpo-e2e-trace-'));
+    ({ browser, page } = await launchPage(problems));
     ({ runId: done } = await service.call('createRun', { preset: 'math-quick', config: { ...WARM, steps: 3, seed: 1 }, start: true }));
-    await page.goto(server.url);
-    await page.waitForSelector('.runs-view');
+    await openLab(page, server);
     await waitRun(done, (r) => r.status === 'completed', 'completed');
   }, 180_000);
 
@@ -177,7 +155,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
   it("the event card works its numbers out: set log-ratio from the members, clip rule for the sign, the group's rewards", async () => {
     const objective = (await service.call('getRun', { runId: done })).config.objective as { clipLow: number; clipHigh: number };
     // An event with a ratio and a non-zero advantage (an update reached it, its group's rewards differ).
-    const events = await allEvents(done, { complete: true, split: 'train' }); // the view's default split
+    const events = await allEvents(service, done, { complete: true, split: 'train' }); // the view's default split
     const target = events.find((e) => e.ratio !== null && e.advantage !== null && Math.abs(e.advantage) > 1e-6);
     expect(target, 'an updated event with a non-zero advantage').toBeDefined();
     const e = target!;
@@ -215,7 +193,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
 
   it('sorts by contribution |A·ρ|; a step opened from a curve point is ranked by it', async () => {
     const step = 1;
-    const events = await allEvents(done, { fromStep: step, toStep: step, split: 'train' });
+    const events = await allEvents(service, done, { fromStep: step, toStep: step, split: 'train' });
     const contrib = (x: EventSummary) => (x.advantage === null || x.ratio === null ? null : Math.abs(x.advantage * x.ratio));
     const ranked = events.filter((x) => contrib(x) !== null).sort((a, b) => contrib(b)! - contrib(a)!);
     // From a curve point: ?step=N only.
@@ -300,12 +278,12 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
   });
 
   it('the eval split lists the events of the episodes each evaluation stored, at its step', async () => {
-    const evalEvents = await allEvents(done, { split: 'eval' });
+    const evalEvents = await allEvents(service, done, { split: 'eval' });
     // WARM evaluates every 2 steps of 3: before steps 0 and 2, and the final evaluation (step 3).
     expect([...new Set(evalEvents.map((e) => e.step))]).toEqual([0, 2, 3]);
     for (const e of evalEvents) expect([e.advantage, e.ratio]).toEqual([null, null]);
-    const trainEvents = await allEvents(done, { split: 'train' });
-    expect(trainEvents.length + evalEvents.length).toBe((await allEvents(done)).length);
+    const trainEvents = await allEvents(service, done, { split: 'train' });
+    expect(trainEvents.length + evalEvents.length).toBe((await allEvents(service, done)).length);
     // Filters cleared (an earlier test left a step range), then the address asks for the eval split.
     await go(`#/runs/${done}/trace`);
     await page.click('.filters button:has-text("Clear")');
@@ -367,7 +345,7 @@ describe.skipIf(!hasChromium)('steps, trace viewer and connection in headless Ch
     });
     expect((await steps()).size).toBeGreaterThanOrEqual(2);
     await waitRun(runId, (r) => r.status === 'completed', 'completed');
-    const total = (await allEvents(runId)).length;
+    const total = (await allEvents(service, runId)).length;
     await page.waitForFunction((n) => Number((document.querySelector('.list .count')?.textContent ?? '').trim().split(' ')[0]) === n, total, {
       timeout: 30_000,
     });
