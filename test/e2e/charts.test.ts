@@ -246,7 +246,11 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
 
   it('Compare: evaluations drawn raw, a stopped run not "final", any metric, the legend hides raw and EMA together', async () => {
     await go(page, `#/compare?runs=${runs.a},${runs.c}`);
-    await page.waitForSelector('.eval-table tbody tr');
+    // Each run's evaluations arrive on their own; wait until both runs have a row.
+    await page.waitForFunction(() => {
+      const texts = [...document.querySelectorAll('.eval-table tbody tr')].map((e) => e.textContent ?? '');
+      return texts.some((t) => t.includes('stopped')) && texts.some((t) => t.includes('quick'));
+    });
     const rows = await page.$$eval('.eval-table tbody tr', (els) => els.map((e) => e.textContent ?? ''));
     expect(rows.find((r) => r.includes('stopped'))).toContain('step 0 (not final)');
     expect(rows.find((r) => r.includes('quick'))).toContain('final');
