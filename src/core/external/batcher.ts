@@ -8,6 +8,8 @@
  * Rows of one batch may ask for different numbers of new tokens: the batch samples the largest
  * and each row keeps its own prefix (a prefix of a sample is a sample, with stop reason `length`
  * where it was cut), so its recorded ids and log-probs stay exactly what the policy generated.
+ * Likewise for top_logprobs: the batch lists the most any row asks for, and each row keeps the
+ * first N of each list (the lists are descending, so those are its own top N).
  * Seeds: one per flush, mixed from the batch seed and the flush's index; which rows share a
  * flush depends on arrival times, so an external batch is not bit-reproducible (documented).
  *
@@ -32,6 +34,8 @@ export interface SampleJob {
   maxNewTokens: number;
   temperature: number;
   topP: number;
+  /** Alternatives listed per generated token (the request's top_logprobs); 0 or absent: none. */
+  topLogprobs?: number;
 }
 
 /** One sampler call, for statistics. */
@@ -44,6 +48,18 @@ export interface SamplerCall {
 interface Waiting extends SampleJob {
   resolve: (r: SampledCompletion) => void;
   reject: (e: Error) => void;
+}
+
+/** A row's own part of a batch's sample: its first maxNewTokens ids, and its own number of alternatives. */
+function ownShare(s: SampledCompletion, job: SampleJob): SampledCompletion {
+  const cut = s.ids.length > job.maxNewTokens;
+  const n = job.maxNewTokens;
+  const row: SampledCompletion = cut
+    ? { ids: s.ids.slice(0, n), logp: s.logp.slice(0, n), stopReason: 'length' }
+    : { ids: s.ids, logp: s.logp, stopReason: s.stopReason };
+  const k = job.topLogprobs ?? 0;
+  if (k > 0 && s.top) row.top = (cut ? s.top.slice(0, n) : s.top).map((alts) => alts.slice(0, k));
+  return row;
 }
 
 export class SampleBatcher {
@@ -102,24 +118,21 @@ export class SampleBatcher {
     for (const rows of batches) {
       const { policyId, temperature, topP } = rows[0];
       const maxNewTokens = Math.max(...rows.map((r) => r.maxNewTokens));
+      const topLogprobs = Math.max(...rows.map((r) => r.topLogprobs ?? 0));
       const t0 = performance.now();
       let out: SampledCompletion[];
       try {
         out = this.policies.sample(
           policyId,
           rows.map((r) => r.prompt),
-          { maxNewTokens, temperature, topP, seed: mixSeed(this.seed, this.flushes++) },
+          { maxNewTokens, temperature, topP, seed: mixSeed(this.seed, this.flushes++), topLogprobs },
         );
       } catch (err) {
         for (const r of rows) r.reject(err as Error);
         continue;
       }
       this.calls.push({ policyId, rows: rows.length, ms: performance.now() - t0 });
-      rows.forEach((r, i) => {
-        const s = out[i];
-        if (s.ids.length <= r.maxNewTokens) r.resolve(s);
-        else r.resolve({ ids: s.ids.slice(0, r.maxNewTokens), logp: s.logp.slice(0, r.maxNewTokens), stopReason: 'length' });
-      });
+      rows.forEach((r, i) => r.resolve(ownShare(out[i], r)));
     }
   }
 

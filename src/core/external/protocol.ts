@@ -6,9 +6,14 @@
  * (stream: true, server-sent events), `text_completion`, a model list, and the error envelope
  * `{ error: { message, type, param, code } }`.
  *
- * Differs from OpenAI's API: `top_logprobs` lists only the sampled token (the sampler computes no
- * alternatives); `srpo_event` (body) names the active set a call belongs to; `/reward` is ours.
- * Pure: no I/O. Tests: test/external/endpoint.test.ts.
+ * Log-probs are those of the un-tempered model (log-softmax of its logits over the whole head),
+ * whatever the temperature and top_p, as the run records them; `top_logprobs` lists the N most
+ * probable real tokens at each position in descending order (the sampled token only when it is
+ * among them), computed on the device by the sampler (models/devicePick.ts).
+ * Differs from OpenAI's API: `srpo_event` (body) names the active set a call belongs to;
+ * `/reward` is ours; a token's `bytes` are the UTF-8 of its decoded text (a token that is part of
+ * a multi-byte character decodes to U+FFFD).
+ * Pure: no I/O. Tests: test/external/endpoint.test.ts, test/external/topLogprobs.test.ts.
  */
 import { z } from 'zod';
 
@@ -128,8 +133,12 @@ export type FinishReason = 'stop' | 'length';
 export interface ChoiceOut {
   text: string;
   finishReason: FinishReason;
-  /** Per generated token: its text and log-prob (nats); present when the request asked for log-probs. */
-  tokens?: { text: string; logprob: number }[];
+  /**
+   * Per generated token: its text, log-prob (nats) and the most probable alternatives at its
+   * position (descending; as many as the request's top_logprobs / logprobs, [] for none);
+   * present when the request asked for log-probs.
+   */
+  tokens?: { text: string; logprob: number; top: { text: string; logprob: number }[] }[];
 }
 
 export interface ResponseMeta {
@@ -149,21 +158,21 @@ const usage = (m: ResponseMeta) => ({
 
 const bytesOf = (s: string): number[] => [...Buffer.from(s, 'utf8')];
 
-function chatLogprobs(c: ChoiceOut, top: number) {
+function chatLogprobs(c: ChoiceOut) {
   if (!c.tokens) return null;
   return {
     content: c.tokens.map((t) => ({
       token: t.text,
       logprob: t.logprob,
       bytes: bytesOf(t.text),
-      top_logprobs: top > 0 ? [{ token: t.text, logprob: t.logprob, bytes: bytesOf(t.text) }] : [],
+      top_logprobs: t.top.map((a) => ({ token: a.text, logprob: a.logprob, bytes: bytesOf(a.text) })),
     })),
     refusal: null,
   };
 }
 
 /** The `chat.completion` object. */
-export function chatCompletion(m: ResponseMeta, choices: ChoiceOut[], topLogprobs = 0) {
+export function chatCompletion(m: ResponseMeta, choices: ChoiceOut[]) {
   return {
     id: m.id,
     object: 'chat.completion' as const,
@@ -173,7 +182,7 @@ export function chatCompletion(m: ResponseMeta, choices: ChoiceOut[], topLogprob
     choices: choices.map((c, index) => ({
       index,
       message: { role: 'assistant' as const, content: c.text, refusal: null },
-      logprobs: chatLogprobs(c, topLogprobs),
+      logprobs: chatLogprobs(c),
       finish_reason: c.finishReason,
     })),
     usage: usage(m),
@@ -185,17 +194,28 @@ export function chatCompletion(m: ResponseMeta, choices: ChoiceOut[], topLogprob
  * text (the sampler finishes a row before the endpoint answers), then its finish reason; with
  * include_usage a last chunk with no choices and the usage.
  */
-export function chatCompletionChunks(m: ResponseMeta, choices: ChoiceOut[], includeUsage: boolean, topLogprobs = 0): unknown[] {
+export function chatCompletionChunks(m: ResponseMeta, choices: ChoiceOut[], includeUsage: boolean): unknown[] {
   const base = { id: m.id, object: 'chat.completion.chunk' as const, created: m.created, model: m.model, system_fingerprint: null };
   const tail = includeUsage ? { usage: null } : {};
   const out: unknown[] = [];
   choices.forEach((c, index) => {
     out.push({ ...base, choices: [{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...tail });
-    out.push({ ...base, choices: [{ index, delta: { content: c.text }, logprobs: chatLogprobs(c, topLogprobs), finish_reason: null }], ...tail });
+    out.push({ ...base, choices: [{ index, delta: { content: c.text }, logprobs: chatLogprobs(c), finish_reason: null }], ...tail });
     out.push({ ...base, choices: [{ index, delta: {}, logprobs: null, finish_reason: c.finishReason }], ...tail });
   });
   if (includeUsage) out.push({ ...base, choices: [], usage: usage(m) });
   return out;
+}
+
+/**
+ * A position's alternatives as the legacy completions API writes them, one {token: logprob}
+ * dict. Two alternatives that decode to the same text (e.g. two byte-level pieces both shown as
+ * U+FFFD) cannot both be keys: the more probable one is kept, so a dict may hold fewer than N.
+ */
+function topDict(top: readonly { text: string; logprob: number }[]): Record<string, number> {
+  const kept = new Map<string, number>();
+  for (const a of top) if (!kept.has(a.text)) kept.set(a.text, a.logprob); // descending: the first is the higher
+  return Object.fromEntries(kept); // own data properties, so a token named "__proto__" stays a key
 }
 
 function textLogprobs(c: ChoiceOut, top: number) {
@@ -209,7 +229,7 @@ function textLogprobs(c: ChoiceOut, top: number) {
   return {
     tokens: c.tokens.map((t) => t.text),
     token_logprobs: c.tokens.map((t) => t.logprob),
-    top_logprobs: top > 0 ? c.tokens.map((t) => ({ [t.text]: t.logprob })) : null,
+    top_logprobs: top > 0 ? c.tokens.map((t) => topDict(t.top)) : null,
     text_offset: offsets,
   };
 }

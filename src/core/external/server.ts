@@ -17,7 +17,7 @@
  * the rest wait in arrival order; the sampling itself is batched across episodes (batcher.ts).
  *
  * Not here: the program and batch life cycle (rollout/external.ts), rendering (render.ts).
- * Tests: test/external/endpoint.test.ts, test/external/badInput.test.ts.
+ * Tests: test/external/endpoint.test.ts, test/external/badInput.test.ts, test/external/topLogprobs.test.ts.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -310,13 +310,15 @@ export class ExternalEndpoint {
     const topP = s.obeyRequest ? (req.top_p ?? s.topP) : s.topP;
     const n = req.n ?? 1;
     const stops = req.stop == null ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop;
+    const wantLogprobs = chat ? chat.logprobs === true : text!.logprobs != null;
+    const topLogprobs = !wantLogprobs ? 0 : chat ? (chat.top_logprobs ?? 0) : (text!.logprobs ?? 0);
 
     await this.slots.acquire();
     let rows: SampledCompletion[];
     try {
       rows = await Promise.all(
         Array.from({ length: n }, () =>
-          this.batcher.submit({ policyId: policy.id, prompt: rendered.ids, maxNewTokens: rendered.maxNewTokens, temperature, topP }),
+          this.batcher.submit({ policyId: policy.id, prompt: rendered.ids, maxNewTokens: rendered.maxNewTokens, temperature, topP, topLogprobs }),
         ),
       );
     } finally {
@@ -324,7 +326,6 @@ export class ExternalEndpoint {
     }
     if (log?.finished) throw new EndpointError(404, `episode "${log.urlId}" is finished (its batch ended)`, 'episode_finished');
 
-    const wantLogprobs = chat ? chat.logprobs === true : text!.logprobs != null;
     const choices: ChoiceOut[] = [];
     const samples: SampledMember[] = [];
     for (const row of rows) {
@@ -340,7 +341,13 @@ export class ExternalEndpoint {
       choices.push({
         text: cut.text,
         finishReason: cut.stopReason === 'length' ? 'length' : 'stop',
-        tokens: wantLogprobs ? cut.ids.map((id, i) => ({ text: renderer.tokenText(policies, id), logprob: cut.logp[i] })) : undefined,
+        tokens: wantLogprobs
+          ? cut.ids.map((id, i) => ({
+              text: renderer.tokenText(policies, id),
+              logprob: cut.logp[i],
+              top: (cut.top?.[i] ?? []).map((a) => ({ text: renderer.tokenText(policies, a.id), logprob: a.logp })),
+            }))
+          : undefined,
       });
     }
     let eventName: string | null = null;
@@ -369,36 +376,38 @@ export class ExternalEndpoint {
     this.stats.latencyMs.push(performance.now() - t0);
     const includeUsage = req.stream_options?.include_usage === true;
     if (req.stream) {
-      const chunks = chat
-        ? chatCompletionChunks(meta, choices, includeUsage, chat.top_logprobs ?? 0)
-        : textCompletionChunks(meta, choices, text!.logprobs ?? null, includeUsage);
+      const chunks = chat ? chatCompletionChunks(meta, choices, includeUsage) : textCompletionChunks(meta, choices, text!.logprobs ?? null, includeUsage);
       res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', ...headers });
       for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
       res.end('data: [DONE]\n\n');
       return;
     }
-    sendJson(res, 200, chat ? chatCompletion(meta, choices, chat.top_logprobs ?? 0) : textCompletion(meta, choices, text!.logprobs ?? null), headers);
+    sendJson(res, 200, chat ? chatCompletion(meta, choices) : textCompletion(meta, choices, text!.logprobs ?? null), headers);
   }
 }
 
 /**
  * A sampled row cut at the first stop string: the shortest prefix of its ids whose text contains
  * one (those ids are what is recorded; a prefix of a sample is a sample), its text up to the stop.
+ * The alternatives (`top`) are cut with the ids.
  */
-export function cutAtStop(
-  row: SampledCompletion,
-  stops: readonly string[],
-  decode: (ids: number[]) => string,
-): { ids: number[]; logp: number[]; text: string; stopReason: string } {
+export function cutAtStop(row: SampledCompletion, stops: readonly string[], decode: (ids: number[]) => string): SampledCompletion & { text: string } {
   const full = decode(row.ids);
   const first = (t: string): number => Math.min(...stops.map((s) => t.indexOf(s)).filter((i) => i >= 0), Infinity);
-  if (stops.length === 0 || first(full) === Infinity) return { ids: row.ids, logp: row.logp, text: full, stopReason: row.stopReason };
+  const prefix = (k: number, text: string): SampledCompletion & { text: string } => ({
+    ids: row.ids.slice(0, k),
+    logp: row.logp.slice(0, k),
+    ...(row.top ? { top: row.top.slice(0, k) } : {}),
+    text,
+    stopReason: 'stop',
+  });
+  if (stops.length === 0 || first(full) === Infinity) return { ...row, text: full };
   for (let k = 1; k <= row.ids.length; k++) {
     const t = decode(row.ids.slice(0, k));
     const at = first(t);
-    if (at !== Infinity) return { ids: row.ids.slice(0, k), logp: row.logp.slice(0, k), text: t.slice(0, at), stopReason: 'stop' };
+    if (at !== Infinity) return prefix(k, t.slice(0, at));
   }
-  return { ids: row.ids, logp: row.logp, text: full.slice(0, first(full)), stopReason: 'stop' };
+  return prefix(row.ids.length, full.slice(0, first(full)));
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

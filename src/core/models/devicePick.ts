@@ -3,7 +3,8 @@
  * uniform per row (drawn on the host from the row's seeded stream, as tokenPick.ts draws it),
  * the device computes the temperature, the top-k / top-p cut, the inverse-CDF draw and the
  * sampled token's behaviour log-prob (the UN-TEMPERED log-softmax over the whole head, as
- * ../sampler.ts records it); the host reads back 2 x B numbers instead of B x V. The two
+ * ../sampler.ts records it); the host reads back 2 x B numbers instead of B x V (plus 2 x N x B
+ * with N top alternatives per row, below). The two
  * samplers (../sampler.ts, hf/sampler.ts) choose through `TOKEN_PICKERS`: `device` (default) or
  * `host`, the slow, obvious reference (the whole log-softmax read back and walked by
  * tokenPick.ts `pickToken`), kept for tests and comparisons.
@@ -27,9 +28,17 @@
  * Padded head rows (ids >= validVocab) are sliced off before the choice; the log-prob's
  * normaliser still runs over the whole head. Greedy (temperature 0) is argmax, first of ties.
  *
+ * Top alternatives (`topLogprobs` N > 0, the external endpoint's `top_logprobs`): the N most
+ * probable real ids of the same un-tempered log-softmax the sampled token's log-prob comes from
+ * (z - lse, lse over the whole head; ids >= validVocab never listed), descending, ties by lower
+ * id, read back in the same single read as the ids. Temperature, top-k and top-p do not change
+ * the list (it describes the model, as the recorded log-prob does); the sampled id is in it only
+ * when it is among the N.
+ *
  * Not here: the decode loop, stop ids (the host checks the B ids it reads back).
  * Tests: test/core/models/devicePick.test.ts (device vs pickToken draw for draw, frequencies
- * against the exact probabilities, greedy, top-k, top-p, padded rows, no leaks).
+ * against the exact probabilities, greedy, top-k, top-p, padded rows, top alternatives against the
+ * host and a float64 loop, no leaks).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { Uniform } from './random';
@@ -45,12 +54,22 @@ export interface PickSettings {
   topP: number;
   /** Ids >= validVocab (padded head rows) are never picked. */
   validVocab: number;
+  /** How many most probable alternatives to list per row (0 or absent: none; at most validVocab are listed). */
+  topLogprobs?: number;
 }
 
-/** A step's choice: one id and its behaviour log-prob per row. */
+/** A row's most probable ids, descending by log-prob, ties by lower id. */
+export interface TopAlternatives {
+  ids: number[]; // [N]
+  logp: number[]; // [N] nats, the same un-tempered log-softmax as RowPicks.logp
+}
+
+/** A step's choice: one id and its behaviour log-prob per row (and its top alternatives when asked). */
 export interface RowPicks {
   ids: number[]; // [B]
   logp: number[]; // [B] nats, un-tempered log-softmax over the whole head
+  /** One per row when PickSettings.topLogprobs > 0. */
+  top?: TopAlternatives[]; // [B]
 }
 
 /**
@@ -211,10 +230,19 @@ function runningSum(w: tf.Tensor2D): tf.Tensor2D {
   return padded > n ? (tf.slice(c, [0, 0], [B, n]) as tf.Tensor2D) : c; // [B, n]
 }
 
+/** How many alternatives a row lists: topLogprobs capped by the real ids (0 when off). */
+export function topCount(s: PickSettings, V: number): number {
+  const n = s.topLogprobs ?? 0;
+  if (!(Number.isInteger(n) && n >= 0)) throw new Error(`devicePick: topLogprobs ${n} must be an integer >= 0`);
+  return Math.min(n, s.validVocab, V);
+}
+
 /**
- * The device's choice for logits [B, V] and uniforms u [B] (ignored at temperature 0): [2, B]
- * float32, row 0 the ids (exact in float32 below 2^24), row 1 their behaviour log-probs. Call
- * inside tf.tidy (every intermediate is freed there).
+ * The device's choice for logits [B, V] and uniforms u [B] (ignored at temperature 0): [2 + 2N, B]
+ * float32, row 0 the ids (exact in float32 below 2^24), row 1 their behaviour log-probs, then with
+ * N = topCount(s, V) > 0 the rows 2..2+N the ids of each row's N most probable real tokens
+ * (descending) and the rows 2+N..2+2N their log-probs. Call inside tf.tidy (every intermediate
+ * is freed there).
  *
  * Weights are softmax probabilities (one fused kernel on every backend; wasm's Exp alone is a
  * scalar loop). At temperature 1 over the whole head without a cut the log-prob is log p[id] of
@@ -255,20 +283,29 @@ export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSetting
     const pos = tf.minimum(countBelow(c, target, false), tf.sub(k, int(1))) as tf.Tensor2D; // [B, 1]
     id = pickCols(indices as tf.Tensor2D, pos);
   }
+  const N = topCount(s, V);
   let logp: tf.Tensor; // [B, 1] nats
-  if (probs) {
+  const rowsOut: tf.Tensor[] = [tf.reshape(tf.cast(id, 'float32'), [1, B])];
+  if (probs && N === 0) {
     logp = tf.log(pickCols(probs, id)); // drawn from probs itself: p[id] > 0, and below 1e-38 it is never drawn
+    rowsOut.push(tf.reshape(logp, [1, B]));
   } else {
     // z[id] - lse with lse = max z - log(max p) (logSoftmaxRows): max p >= 1/V never underflows, a greedy p[id] might.
     const lse = tf.sub(tf.max(logits, 1, true), tf.log(tf.max(tf.softmax(logits, 1), 1, true))); // [B, 1] nats
     logp = tf.sub(pickCols(logits, id), lse);
+    rowsOut.push(tf.reshape(logp, [1, B]));
+    if (N > 0) {
+      // The same z - lse as the sampled token's (so its entry equals its log-prob bit for bit), real ids only.
+      const { values, indices } = tf.topk(tf.sub(x, lse), N, true); // [B, N] descending, ties by lower id
+      rowsOut.push(tf.transpose(tf.cast(indices, 'float32')), tf.transpose(values)); // [N, B] each
+    }
   }
-  return tf.concat([tf.reshape(tf.cast(id, 'float32'), [1, B]), tf.reshape(logp, [1, B])], 0) as tf.Tensor2D; // [2, B]
+  return tf.concat(rowsOut, 0) as tf.Tensor2D; // [2 + 2N, B]
 }
 
 /** Token pickers by name: the device path, and the host reference it is tested against. */
 export const TOKEN_PICKERS = {
-  /** One uniform per running row drawn here, everything else on the backend; reads back 2 x B numbers. */
+  /** One uniform per running row drawn here, everything else on the backend; reads back (2 + 2N) x B numbers. */
   device: (logits, rands, s) => {
     const B = logits.shape[0];
     const u = new Float32Array(B); // [B] fround(u)
@@ -280,9 +317,15 @@ export const TOKEN_PICKERS = {
         uLo[r] = x - u[r];
       });
     const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo)));
-    const both = out.dataSync() as Float32Array; // waits for the device: [2, B]
+    const all = out.dataSync() as Float32Array; // waits for the device: [2 + 2N, B]
     out.dispose();
-    return { ids: Array.from(both.subarray(0, B)), logp: Array.from(both.subarray(B, 2 * B)) };
+    const picks: RowPicks = { ids: Array.from(all.subarray(0, B)), logp: Array.from(all.subarray(B, 2 * B)) };
+    const N = topCount(s, logits.shape[1]);
+    if (N > 0) {
+      const col = (first: number, r: number) => Array.from({ length: N }, (_, j) => all[(first + j) * B + r]);
+      picks.top = Array.from({ length: B }, (_, r) => ({ ids: col(2, r), logp: col(2 + N, r) }));
+    }
+    return picks;
   },
   /** The whole [B, V] log-softmax read back and walked by pickToken (the slow reference). */
   host: (logits, rands, s) => {
@@ -299,7 +342,16 @@ export const TOKEN_PICKERS = {
       ids.push(tok);
       logp.push(lp[tok]);
     }
-    return { ids, logp };
+    const N = topCount(s, V);
+    if (N === 0) return { ids, logp };
+    const top = Array.from({ length: B }, (_, r) => {
+      const lp = all.subarray(r * V, (r + 1) * V);
+      const order = Array.from({ length: Math.min(s.validVocab, V) }, (_, i) => i); // real ids only
+      order.sort((a, b) => lp[b] - lp[a] || a - b); // descending, ties by lower id
+      const kept = order.slice(0, N);
+      return { ids: kept, logp: kept.map((i) => lp[i]) };
+    });
+    return { ids, logp, top };
   },
 } satisfies Record<string, RowsPicker>;
 

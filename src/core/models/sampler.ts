@@ -17,7 +17,8 @@
  *
  * Token choice: devicePick.ts `TOKEN_PICKERS` (shared with the Hugging Face sampler): by default
  * on the backend, one id and one log-prob read back per row per step; `host` reads back the
- * log-softmax and walks it with tokenPick.ts (the reference). Randomness: one seeded
+ * log-softmax and walks it with tokenPick.ts (the reference). With `topLogprobs` N > 0 each
+ * generated token also gets the N most probable ids of that step (same read-back). Randomness: one seeded
  * mulberry32 stream per row (random.ts), so a row's sample depends only on the seed, its index
  * and its own logits. Not here: chat templates and role prompts (callers build prompt ids with
  * the tokenizer), batching across policies (policySet.ts).
@@ -27,7 +28,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { CharTokenizer } from './tokenizer';
 import { MASKED, type KVCache, type Transformer } from './transformer';
 import { mixSeed, mulberry32, type Uniform } from './random';
-import { tokenPicker, type TokenPickerName } from './devicePick';
+import { tokenPicker, type TokenPickerName, type TopAlternatives } from './devicePick';
 import { pickToken } from './tokenPick';
 
 export const STOP_REASONS = ['end', 'stop', 'length'] as const;
@@ -58,6 +59,8 @@ export interface SampleOptions {
   decode?: DecodeMode;
   /** Where tokens are chosen (devicePick.ts): 'device' (default) or 'host', the reference. */
   picker?: TokenPickerName;
+  /** List this many most probable alternatives per generated token (`top` of each row); 0 (default) lists none. */
+  topLogprobs?: number;
 }
 
 export interface SampledRow {
@@ -72,6 +75,8 @@ export interface SampledRow {
   stopReason: StopReason;
   /** Decoded completion (when a tokenizer was given), special tokens written by name. */
   text?: string;
+  /** With topLogprobs > 0: per generated token (length entries, no padding), the most probable ids of the same log-softmax, descending. */
+  top?: TopAlternatives[];
 }
 
 /** Next-token logits of every row, advanced one token at a time. */
@@ -147,6 +152,8 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
   const padId = options.padId ?? 0;
   const endId = options.endId === undefined ? (options.tokenizer?.eosId ?? null) : options.endId;
   const stops = options.stopStrings ?? [];
+  const topLogprobs = options.topLogprobs ?? 0;
+  if (!(Number.isInteger(topLogprobs) && topLogprobs >= 0)) throw new Error(`sample: topLogprobs ${topLogprobs} must be an integer >= 0`);
   if (!(temperature >= 0) || !(topP > 0 && topP <= 1)) throw new Error(`sample: temperature ${temperature} must be >= 0 and topP ${topP} in (0, 1]`);
   if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1)
     throw new Error(`sample: maxNewTokens ${options.maxNewTokens} must be an integer >= 1`);
@@ -160,10 +167,16 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
   const padCounts = prompts.map((p) => L - p.length);
   const rows = prompts.map((p, r) => [...Array<number>(padCounts[r]).fill(padId), ...p]);
   const rands = prompts.map((_, r) => mulberry32(mixSeed(options.seed, r)));
-  const out = prompts.map(() => ({ tokens: [] as number[], logp: [] as number[], text: '', stopReason: null as StopReason | null }));
+  const out = prompts.map(() => ({
+    tokens: [] as number[],
+    logp: [] as number[],
+    top: [] as TopAlternatives[],
+    text: '',
+    stopReason: null as StopReason | null,
+  }));
 
   const pick = tokenPicker(options.picker ?? 'device');
-  const settings = { temperature, topK: 0, topP, validVocab: Infinity };
+  const settings = { temperature, topK: 0, topP, validVocab: Infinity, topLogprobs };
   const session = DECODERS[options.decode ?? 'kv'](model, rows, padCounts);
   try {
     for (let step = 0; step < maxNew; step++) {
@@ -182,6 +195,7 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
         const tok = picks.ids[r];
         o.tokens.push(tok);
         o.logp.push(picks.logp[r]);
+        if (picks.top) o.top.push(picks.top[r]);
         next.push(tok);
         if (options.tokenizer) o.text += options.tokenizer.decode([tok]);
         if (tok === endId) o.stopReason = 'end';
@@ -205,6 +219,7 @@ export function sample(model: Transformer, prompts: readonly (readonly number[])
       length: n,
       stopReason: o.stopReason ?? 'length',
       ...(options.tokenizer ? { text: o.text } : {}),
+      ...(topLogprobs > 0 ? { top: o.top } : {}),
     };
   });
 }

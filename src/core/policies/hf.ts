@@ -53,6 +53,7 @@ import { chatMessages } from '../workflows/chatPrompts';
 import type { InstructionName } from '../workflows/prompts';
 import {
   chunks,
+  topPairs,
   type CompletionRow,
   type Policies,
   type PolicyRef,
@@ -241,7 +242,7 @@ export class HfPolicies implements Policies {
   }
 
   sample(policyId: string, prompts: number[][], s: SampleSettings): SampledCompletion[] {
-    return sampleHf(this.modelOf(policyId), prompts, {
+    const rows = sampleHf(this.modelOf(policyId), prompts, {
       adapter: this.adapterOf(policyId),
       maxNewTokens: s.maxNewTokens,
       temperature: s.temperature,
@@ -250,7 +251,9 @@ export class HfPolicies implements Policies {
       seed: s.seed,
       padId: this.padId,
       decode: s.decode,
+      topLogprobs: s.topLogprobs,
     });
+    return rows.map(({ top, ...row }) => (top ? { ...row, top: topPairs(top) } : row));
   }
 
   decode(ids: readonly number[]): string {

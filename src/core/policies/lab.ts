@@ -15,7 +15,7 @@ import { scoreCompletions, scoreCompletionsData } from '../models/logprobs';
 import type { PolicySet, Policy } from '../models/policySet';
 import { sample } from '../models/sampler';
 import type { CharTokenizer, Role } from '../models/tokenizer';
-import { chunks, type CompletionRow, type Policies, type PromptRequest, type SampleSettings, type SampledCompletion, type ScoreWith } from './types';
+import { chunks, type CompletionRow, type Policies, type PromptRequest, type SampleSettings, type SampledCompletion, type ScoreWith, topPairs } from './types';
 
 /** Rows scored at once without a tape (bounded memory). */
 const SCORE_CHUNK = 64;
@@ -80,8 +80,14 @@ export class LabPolicies implements Policies {
       seed: s.seed,
       padId: this.padId,
       decode: s.decode,
+      topLogprobs: s.topLogprobs,
     });
-    return rows.map((row) => ({ ids: row.tokens.slice(0, row.length), logp: row.logp.slice(0, row.length), stopReason: row.stopReason }));
+    return rows.map((row) => ({
+      ids: row.tokens.slice(0, row.length),
+      logp: row.logp.slice(0, row.length),
+      stopReason: row.stopReason,
+      ...(row.top ? { top: topPairs(row.top) } : {}),
+    }));
   }
 
   decode(ids: readonly number[]): string {

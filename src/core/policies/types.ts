@@ -33,6 +33,11 @@ export interface PolicyRef {
   version: number;
 }
 
+/** Per generated token, its alternatives as pairs (the samplers give them as parallel arrays). */
+export function topPairs(top: readonly { ids: number[]; logp: number[] }[]): { id: number; logp: number }[][] {
+  return top.map((t) => t.ids.map((id, j) => ({ id, logp: t.logp[j] })));
+}
+
 /** A teacher-forced row: the ids the policy read and the ids it generated. */
 export interface CompletionRow {
   prompt: number[];
@@ -44,6 +49,11 @@ export interface SampledCompletion {
   ids: number[];
   logp: number[];
   stopReason: string;
+  /**
+   * With SampleSettings.topLogprobs > 0: per generated id, the most probable real ids of the same
+   * un-tempered log-softmax as `logp`, descending (the endpoint's top_logprobs; never recorded).
+   */
+  top?: { id: number; logp: number }[][];
 }
 
 /** What the sampler produced for one member, beside the workflow's record of it (the rollout orchestrator's and the external endpoint's). */
@@ -65,6 +75,8 @@ export interface SampleSettings {
   topP: number;
   seed: number;
   decode?: 'kv' | 'full';
+  /** List this many most probable alternatives per generated token in `SampledCompletion.top`; 0 or absent: none. */
+  topLogprobs?: number;
 }
 
 /** What a member asks the policy for (workflows/types.ts MemberRequest, the fields a prompt needs). */

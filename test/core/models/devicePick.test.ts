@@ -200,6 +200,114 @@ describe('device draw frequencies match the exact probabilities', () => {
   });
 });
 
+/** Each row's N most probable real ids by a plain float64 loop over the logits: log-softmax over the whole head, ties by lower id. */
+function topByHand(logits: Float32Array, B: number, V: number, N: number, validVocab: number) {
+  return Array.from({ length: B }, (_, r) => {
+    const row = Array.from(logits.subarray(r * V, (r + 1) * V));
+    const max = Math.max(...row);
+    const lse = max + Math.log(row.reduce((a, z) => a + Math.exp(z - max), 0));
+    const order = row.map((_, i) => i).filter((i) => i < validVocab);
+    order.sort((a, b) => row[b] - row[a] || a - b);
+    return order.slice(0, N).map((i) => ({ id: i, logp: row[i] - lse }));
+  });
+}
+
+describe('top alternatives (top_logprobs)', () => {
+  const B = 6;
+  const V = 700;
+  const N = 5;
+  /** Random logits with padded head rows dominating (ids >= 600) and exact ties among each row's best real ids. */
+  function tiedPaddedLogits(): Float32Array {
+    const logits = randomLogits(B, V, 21);
+    for (let r = 0; r < B; r++) {
+      logits.fill(40, r * V + 600, (r + 1) * V); // padded rows: most probable of all, never listed
+      for (const i of [17, 5, 300]) logits[r * V + i] = 20; // a three-way tie at the top: listed 5, 17, 300
+      logits[r * V + 250] = 19; // then 250
+    }
+    return logits;
+  }
+
+  it('device and host list the same ids (exactly) and log-probs (float32) as a float64 loop, padded rows left out, ties by lower id', () => {
+    const logits = tiedPaddedLogits();
+    for (const s of [
+      { temperature: 1, topK: 0, topP: 1, validVocab: 600, topLogprobs: N },
+      { temperature: 0, topK: 0, topP: 1, validVocab: 600, topLogprobs: N },
+      { temperature: 0.8, topK: 20, topP: 0.9, validVocab: 600, topLogprobs: N },
+    ]) {
+      const { device, host } = bothPick(logits, B, V, s, 8);
+      const want = topByHand(logits, B, V, N, 600);
+      expect(want[0].slice(0, 4).map((a) => a.id)).toEqual([5, 17, 300, 250]);
+      for (const picks of [device, host]) {
+        expect(picks.top).toHaveLength(B);
+        picks.top!.forEach((t, r) => {
+          expect(t.ids).toEqual(want[r].map((a) => a.id));
+          t.logp.forEach((lp, j) => expect(Math.abs(lp - want[r][j].logp)).toBeLessThan(1e-4));
+        });
+      }
+      device.top!.forEach((t, r) => t.logp.forEach((lp, j) => expect(Math.abs(lp - host.top![r].logp[j])).toBeLessThan(1e-5)));
+      // The sampled token's entry is its recorded log-prob, bit for bit.
+      device.ids.forEach((id, r) => {
+        const j = device.top![r].ids.indexOf(id);
+        if (j >= 0) expect(device.top![r].logp[j]).toBe(device.logp[r]);
+      });
+    }
+  });
+
+  it('on random logits of a long head (no ties): device equals host', () => {
+    const [b, v, n] = [8, 20000, 20];
+    const logits = randomLogits(b, v, 33);
+    const { device, host } = bothPick(logits, b, v, { temperature: 1, topK: 0, topP: 1, validVocab: 19000, topLogprobs: n }, 2);
+    const want = topByHand(logits, b, v, n, 19000);
+    for (let r = 0; r < b; r++) {
+      expect(device.top![r].ids).toEqual(host.top![r].ids);
+      expect(device.top![r].ids).toEqual(want[r].map((a) => a.id));
+      device.top![r].logp.forEach((lp, j) => {
+        expect(Math.abs(lp - host.top![r].logp[j])).toBeLessThan(1e-5);
+        expect(lp).toBeLessThanOrEqual(j > 0 ? device.top![r].logp[j - 1] : 0); // descending
+      });
+    }
+  });
+
+  it('the list is un-tempered: temperature 0.7 lists what temperature 1 lists', () => {
+    const logits = randomLogits(B, V, 44);
+    const at = (temperature: number) => bothPick(logits, B, V, { temperature, topK: 0, topP: 1, validVocab: V, topLogprobs: 4 }, 5).device.top!;
+    const one = at(1);
+    const cool = at(0.7);
+    expect(cool.map((t) => t.ids)).toEqual(one.map((t) => t.ids));
+    cool.forEach((t, r) => t.logp.forEach((lp, j) => expect(Math.abs(lp - one[r].logp[j])).toBeLessThan(1e-5)));
+    // A tempered log-softmax would differ by far more: the check is not vacuous.
+    const want = topByHand(logits, B, V, 4, V);
+    expect(Math.abs(want[0][1].logp / 0.7 - want[0][1].logp)).toBeGreaterThan(0.1);
+  });
+
+  it('no list unless asked; N is capped by the real ids', () => {
+    const logits = randomLogits(2, 10, 3);
+    expect(bothPick(logits, 2, 10, PLAIN, 1).device.top).toBeUndefined();
+    expect(bothPick(logits, 2, 10, { ...PLAIN, topLogprobs: 0 }, 1).device.top).toBeUndefined();
+    const { device, host } = bothPick(logits, 2, 10, { ...PLAIN, validVocab: 3, topLogprobs: 20 }, 1);
+    expect(device.top!.map((t) => [...t.ids].sort())).toEqual([
+      [0, 1, 2],
+      [0, 1, 2],
+    ]);
+    expect(device.top!.map((t) => t.ids)).toEqual(host.top!.map((t) => t.ids));
+  });
+
+  it('picks with alternatives leave the tensor count unchanged', () => {
+    const t = tf.tensor2d(randomLogits(4, 3000, 6), [4, 3000]);
+    const rands = Array.from({ length: 4 }, (_, r) => mulberry32(r));
+    const settings: PickSettings[] = [
+      { ...PLAIN, topLogprobs: 3 },
+      { temperature: 0, topK: 0, topP: 1, validVocab: 2500, topLogprobs: 20 },
+      { temperature: 0.7, topK: 40, topP: 0.9, validVocab: 2500, topLogprobs: 1 },
+    ];
+    for (const s of settings) TOKEN_PICKERS.device(t, rands, s); // warm-up
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) for (const s of settings) TOKEN_PICKERS.device(t, rands, s);
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+  });
+});
+
 describe('padded rows and memory', () => {
   it('ids >= validVocab are never picked, however large their logits', () => {
     const B = 64;

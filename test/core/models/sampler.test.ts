@@ -67,6 +67,28 @@ describe('sample', () => {
     expect(stopped[0].text!.endsWith(stopText)).toBe(true);
   });
 
+  it('top alternatives: one list per generated token, descending, un-tempered (the sampled entry is its log-prob); device equals host', () => {
+    const opts = { maxNewTokens: 6, seed: 9, temperature: 0.7, endId: null, topLogprobs: 5 };
+    const rows = sample(model, prompts, opts);
+    const host = sample(model, prompts, { ...opts, picker: 'host' });
+    let listed = 0;
+    rows.forEach((row, r) => {
+      expect(row.top).toHaveLength(row.length);
+      row.top!.forEach((t, j) => {
+        expect(t.ids).toEqual(host[r].top![j].ids);
+        expect(t.ids).toHaveLength(5);
+        t.logp.forEach((lp, k) => k > 0 && expect(lp).toBeLessThanOrEqual(t.logp[k - 1]));
+        const at = t.ids.indexOf(row.tokens[j]);
+        if (at >= 0) {
+          listed++;
+          expect(t.logp[at]).toBe(row.logp[j]); // un-tempered: the recorded log-prob (teacher-forced, test above)
+        } else expect(row.logp[j]).toBeLessThanOrEqual(t.logp[4]);
+      });
+    });
+    expect(listed).toBeGreaterThan(0);
+    expect(sample(model, prompts, { ...opts, topLogprobs: 0 })[0].top).toBeUndefined();
+  });
+
   it('caps generation at the context length', () => {
     const rows = sample(model, [randomIds(60, 9)], { maxNewTokens: 50, seed: 1, endId: null });
     expect(rows[0]).toMatchObject({ length: 4, stopReason: 'length' });

@@ -12,7 +12,9 @@
  * greedy): by default on the backend, reading back one id and one log-prob per row per step; `host`
  * reads back the whole log-softmax and walks it with ../tokenPick.ts (the reference). Padded
  * vocabulary rows (vocab_size > the tokenizer's tokens: ids >= `validVocab`) are left out of the
- * choice, so they are never sampled.
+ * choice, so they are never sampled. With `topLogprobs` N > 0 each generated id also gets the N
+ * most probable real ids of that step and their log-probs (the same distribution as `logp`), in
+ * the same read-back (the external endpoint's top_logprobs).
  *
  * Recorded behaviour log-prob: the UN-TEMPERED, unmasked log-softmax of each sampled token over
  * the whole head, whatever the temperature, top-k, top-p and padded rows, as the lab's small
@@ -26,7 +28,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { DECODE_MODES, type DecodeMode } from '../sampler';
-import { logSoftmaxRows, tokenPicker, type RowsPicker, type TokenPickerName } from '../devicePick';
+import { logSoftmaxRows, tokenPicker, type RowsPicker, type TokenPickerName, type TopAlternatives } from '../devicePick';
 import { mixSeed, mulberry32 } from '../random';
 import { pickToken } from '../tokenPick';
 import { selectCacheRows } from './decode';
@@ -61,6 +63,8 @@ export interface HfSampleOptions {
   adapter?: string | null;
   /** Where tokens are chosen (../devicePick.ts): 'device' (default), 'host' (the reference), or a picker (benches time one). */
   picker?: TokenPickerName | RowsPicker;
+  /** List this many most probable alternatives per generated token (`top` of each row); 0 (default) lists none. */
+  topLogprobs?: number;
 }
 
 export interface HfSampledRow {
@@ -69,6 +73,8 @@ export interface HfSampledRow {
   /** Behaviour log-prob of each generated id: un-tempered log-softmax over the whole head. */
   logp: number[]; // nats
   stopReason: HfStopReason;
+  /** With topLogprobs > 0: per generated id, the most probable real ids of the same log-softmax, descending. */
+  top?: TopAlternatives[];
 }
 
 /**
@@ -178,6 +184,8 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   const padId = options.padId ?? 0;
   const stopIds = new Set(options.stopIds ?? []);
   const validVocab = options.validVocab ?? model.validVocab;
+  const topLogprobs = options.topLogprobs ?? 0;
+  if (!(Number.isInteger(topLogprobs) && topLogprobs >= 0)) throw new Error(`sampleHf: topLogprobs ${topLogprobs} must be an integer >= 0`);
   if (!(temperature >= 0) || !(topP > 0 && topP <= 1) || !(Number.isInteger(topK) && topK >= 0)) {
     throw new Error(`sampleHf: temperature ${temperature} must be >= 0, topP ${topP} in (0, 1], topK ${topK} an integer >= 0`);
   }
@@ -197,13 +205,13 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   const padCounts = prompts.map((p) => L - p.length);
   const rows = prompts.map((p, r) => [...Array<number>(padCounts[r]).fill(padId), ...p]);
   const rands = prompts.map((_, r) => mulberry32(mixSeed(options.seed, r)));
-  const out = prompts.map(() => ({ ids: [] as number[], logp: [] as number[], stopReason: null as HfStopReason | null }));
+  const out = prompts.map(() => ({ ids: [] as number[], logp: [] as number[], top: [] as TopAlternatives[], stopReason: null as HfStopReason | null }));
 
   if (options.adapter !== undefined && options.adapter !== null && !model.adapterNames().includes(options.adapter)) {
     throw new Error(`sampleHf: no adapter "${options.adapter}"; adapters: ${model.adapterNames().join(', ') || '(none)'}`);
   }
   const pick = typeof options.picker === 'function' ? options.picker : tokenPicker(options.picker ?? 'device');
-  const settings = { temperature, topK, topP, validVocab };
+  const settings = { temperature, topK, topP, validVocab, topLogprobs };
   const session = HF_DECODERS[options.decode ?? 'kv'](model, rows, padCounts, options.adapter);
   try {
     for (let step = 0; step < maxNew; step++) {
@@ -219,6 +227,7 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
         const tok = picks.ids[i];
         o.ids.push(tok);
         o.logp.push(picks.logp[i]);
+        if (picks.top) o.top.push(picks.top[i]);
         next.push(tok);
         if (stopIds.has(tok)) o.stopReason = 'end';
         else if (step === maxNew - 1) o.stopReason = 'length';
@@ -230,5 +239,5 @@ export function sampleHf(model: HfModel, prompts: readonly (readonly number[])[]
   } finally {
     session.dispose();
   }
-  return out.map((o) => ({ ids: o.ids, logp: o.logp, stopReason: o.stopReason ?? 'length' }));
+  return out.map((o) => ({ ids: o.ids, logp: o.logp, stopReason: o.stopReason ?? 'length', ...(topLogprobs > 0 ? { top: o.top } : {}) }));
 }

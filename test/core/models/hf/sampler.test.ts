@@ -149,6 +149,36 @@ describe('padded vocabulary rows', () => {
   });
 });
 
+describe('sampleHf top alternatives (topLogprobs)', () => {
+  const config = randomHfConfig();
+  const weights = randomWeights(config, 4);
+  const model = HfModel.fromSource(config, memorySource(config, weights), { validVocab: 30 });
+  afterAll(() => model.dispose());
+  const prompt = randomIds(5, 7);
+
+  it('each position lists the N most probable real ids of the float64 reference, un-tempered, descending; device equals host', () => {
+    const N = 4;
+    const rows = sampleHf(model, [prompt], { maxNewTokens: 4, temperature: 0.7, seed: 2, topLogprobs: N });
+    const host = sampleHf(model, [prompt], { maxNewTokens: 4, temperature: 0.7, seed: 2, topLogprobs: N, picker: 'host' });
+    expect(rows[0].top).toHaveLength(rows[0].ids.length);
+    const seq = [...prompt];
+    rows[0].ids.forEach((id, j) => {
+      const lsm = logSoftmax64(reference64(config, weights, seq)[seq.length - 1]); // over the whole head
+      const want = Array.from({ length: 30 }, (_, i) => i)
+        .sort((a, b) => lsm[b] - lsm[a] || a - b)
+        .slice(0, N); // real ids only
+      const top = rows[0].top![j];
+      expect(top.ids).toEqual(want);
+      expect(host[0].top![j].ids).toEqual(want);
+      top.logp.forEach((lp, k) => expect(Math.abs(lp - lsm[want[k]])).toBeLessThan(1e-3 * Math.max(1, Math.abs(lp))));
+      const at = top.ids.indexOf(id);
+      if (at >= 0) expect(top.logp[at]).toBe(rows[0].logp[j]);
+      seq.push(id);
+    });
+    expect(sampleHf(model, [prompt], { maxNewTokens: 2, seed: 2 })[0].top).toBeUndefined();
+  });
+});
+
 describe('pickToken', () => {
   const logp = [Math.log(0.5), Math.log(0.3), Math.log(0.15), Math.log(0.05)];
   const freq = (temperature: number, topK: number, topP: number) => {
