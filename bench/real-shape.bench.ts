@@ -21,7 +21,8 @@
  * tokens. The SRPO objective's own arithmetic is per token and small next to the model; old
  * log-probs and evaluation are not in it. `memory_vs_estimate` = peak tensor bytes of that step
  * (tf.profile peakBytes: weights included) / (model info's float32 weights + AdamW state +
- * memory.ts `trainingPeakBytes` for the step's tokens); `peak_rss_gb` is the process's maximum
+ * memory.ts `trainingPeakBytes` for the step's tokens, with the default tape budget: a pass over
+ * it runs in row blocks); `peak_rss_gb` is the process's maximum
  * resident set. The decode step's breakdown (kernels per step by kind, read-back bytes) is
  * printed for the 42M shape.
  *
@@ -219,7 +220,7 @@ async function loraStep(dir: string, config: HfModelConfig, rows: number, prompt
   const estimate =
     est.weightBytes +
     est.optimizerBytes +
-    trainingPeakBytes(config, { tokens: rows * (promptLen + completion), seqLen: promptLen + completion, recompute: false });
+    trainingPeakBytes(config, { tokens: rows * (promptLen + completion), seqLen: promptLen + completion, recompute: false, tapeBudgetBytes: model.tapeBudgetBytes });
   const peak = prof.peakBytes - before + est.weightBytes; // the weights were live before `before` was read
   opt.dispose();
   tf.dispose([adv, old]);

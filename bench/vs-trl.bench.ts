@@ -22,7 +22,8 @@
  *   sampler's behaviour log-probs instead (equal up to float rounding), so that pass is not in
  *   the step; it is timed apart and printed as `lab_old_logp_ms`, not counted;
  * - activations kept for the backward on both sides: TRL's gradient_checkpointing (on by default
- *   in its GRPOConfig) off, the lab's update.recompute off; a KV cache in generation on both;
+ *   in its GRPOConfig) off, the lab's update.recompute off and its tape budget 0 (a pass over
+ *   the budget would run in row blocks, one more forward); a KV cache in generation on both;
  * - no evaluation, no KL reference (TRL beta 0, lab kl.coef 0), no checkpoint on either side;
  * - reward: a constant-time function of the completion on both sides; the lab's update runs the
  *   registry objective `grpo_token` (srpo/) through train/update.ts `runUpdate`, as its trainer does.
@@ -207,13 +208,13 @@ async function runLab(folder: string, prompts: number[][]): Promise<LabFigures> 
     backend = 'wasm';
   }
   const source = openTensorSource(folder);
-  const model = HfModel.fromSource(readHfConfig(folder), source, { trainable: 'lora' });
+  const model = HfModel.fromSource(readHfConfig(folder), source, { trainable: 'lora', tapeBudgetBytes: 0 }); // one plain pass, as TRL's
   source.close?.();
   model.addAdapter(POLICY, { r: LORA.r, alpha: LORA.alpha, rslora: false, targetModules: [...HF_LINEAR_MODULES], dropout: 0 }, 3);
   const policies = new BenchPolicies(model);
   const config = resolveRunConfig(
     mergeConfig(presetInput('math-quick'), {
-      update: { epochs: 1, miniBatches: 1, microBatchRows: 0, recompute: false },
+      update: { epochs: 1, miniBatches: 1, microBatchRows: 0, recompute: false, tapeBudgetMB: 0 },
       optimizer: { lr: 1e-5 },
       kl: { coef: 0 },
     }),

@@ -22,7 +22,7 @@
 import { currentBackend, initBackend, type BackendRequest } from '../core/models/backend';
 import { loadHfModel, readHfFolder, type LoadedHfModel } from '../core/models/hf/load';
 import { sequenceLogprobs } from '../core/models/hf/logprobs';
-import { estimateHfMemory } from '../core/models/hf/memory';
+import { TAPE_BUDGET_BYTES, estimateHfMemory } from '../core/models/hf/memory';
 import { sampleHf } from '../core/models/hf/sampler';
 import type { ParsedArgs } from './args';
 
@@ -92,6 +92,9 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   out(`KV cache per 1k tokens: ${bytes(est.kvCacheBytesPer1kTokens)}`);
   out(
     `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward (layers not recomputed, the head's logits one chunk at a time as the lab computes them)`,
+  );
+  out(
+    `a gradient pass whose layers would keep more than update.tapeBudgetMB (default ${TAPE_BUDGET_BYTES / 2 ** 20} MB) runs in row blocks: its layers keep at most that, at the cost of one more forward`,
   );
   out(`stop ids: ${generation.stopIds.join(', ') || '(none)'}`);
 }

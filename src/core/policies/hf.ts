@@ -81,6 +81,8 @@ export interface HfPoliciesOptions {
   reference: boolean;
   /** Per-layer activation recomputation in training. */
   recompute: boolean;
+  /** Tape bytes a gradient pass may keep before it runs in row blocks (`update.tapeBudgetMB`; 0: never). Default models/hf/memory.ts TAPE_BUDGET_BYTES. */
+  tapeBudgetBytes?: number;
   /** Qwen3's `enable_thinking` (null: the template's default). */
   enableThinking: boolean | null;
   /** A run checkpoint to resume from (`<dir>/<policyId>/`). */
@@ -170,7 +172,8 @@ export class HfPolicies implements Policies {
       config: this.config,
       layout,
       validVocab: this.tokenizer.vocabSize,
-      load: (from, trainable, recompute) => loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute }),
+      load: (from, trainable, recompute) =>
+        loadWeights(from, this.config, { trainable, validVocab: this.tokenizer.vocabSize, recompute, tapeBudgetBytes: options.tapeBudgetBytes }),
       checkpointOf: (id, what) => {
         const sub = path.join(resume!, id);
         if (!fs.existsSync(sub)) throw new Error(`${resume}: no ${what} for policy "${id}" (needed to resume)`);
@@ -341,7 +344,7 @@ export class HfPolicies implements Policies {
   }
 }
 
-function loadWeights(dir: string, config: HfModelConfig, o: { trainable: boolean | 'lora'; validVocab: number; recompute: boolean }): HfModel {
+function loadWeights(dir: string, config: HfModelConfig, o: { trainable: boolean | 'lora'; validVocab: number; recompute: boolean; tapeBudgetBytes?: number }): HfModel {
   const source = openTensorSource(dir);
   try {
     return HfModel.fromSource(config, source, o);
@@ -422,6 +425,7 @@ function buildPerRoleFull(b: HfBuild): HfBuilt {
             trainable: true,
             validVocab: b.validVocab,
             recompute: options.recompute,
+            tapeBudgetBytes: options.tapeBudgetBytes,
           });
       built.copies.set(id, copy);
       built.policies.push({ id, roles, version: sub ? readPolicyFile(sub, id) : 0, trainable: copy.params });

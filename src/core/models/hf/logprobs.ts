@@ -16,14 +16,19 @@
  * logits there: the tape holds no [n, V] block at all (autodiff of a log-softmax kept ~4 per
  * chunk for the whole backward). Entropy, on request, is a second such op.
  *
- * Rows in blocks (`checkpointedLogp`): with per-layer recomputation on (model.recompute), a
- * gradient pass over more rows than fit `SCORE_PASS_BYTES` of tape (memory.ts's estimate) is one
- * custom-gradient op over the trainable variables it reads: its forward scores blocks of rows
- * without a tape, its backward re-runs one block at a time under a tape of its own and adds the
- * gradients. Per-layer recomputation alone keeps every row's layer inputs and re-runs a layer over
- * all rows at once (~1.9 GB for a math-ablation pass of 48k chat tokens on the 94.6k-parameter
- * fixture); in blocks the pass holds one block's tape, so its peak does not grow with the rows and
- * grows linearly with the sequence length (attention is blocked too: ./layers.ts `attendBlocked`).
+ * Rows in blocks (`checkpointedLogp`): a gradient pass over more rows than fit the model's
+ * `tapeBudgetBytes` of tape (memory.ts's estimate; `update.tapeBudgetMB`, default 512) is one custom-gradient op over the trainable variables it reads:
+ * its forward scores blocks of rows without a tape, its backward re-runs one block at a time under
+ * a tape of its own and adds the gradients. Per-layer recomputation alone keeps every row's layer
+ * inputs and re-runs a layer over all rows at once (~1.9 GB for a math-ablation pass of 48k chat
+ * tokens on the 94.6k-parameter fixture); in blocks the pass holds one block's tape, so its peak
+ * does not grow with the rows and grows linearly with the sequence length (attention is blocked
+ * too: ./layers.ts `attendBlocked`).
+ * Decision (issue 27): blocks apply whether or not `update.recompute` is on. A pass within the
+ * budget keeps its whole tape (no extra forward); one over it costs one more forward instead of
+ * growing with the rows (the math-ablation run reached 2.5 GB resident with recompute off).
+ * `update.recompute` adds per-layer recomputation to passes within the budget. A budget of 0
+ * never blocks (a large GPU; the vs-trl bench, for TRL's equal work).
  *
  * Not here: the old/new log-prob bookkeeping of SRPO (the trainer), sampling (sampler.ts).
  * Tests: test/core/models/hf/logprobs.test.ts (against the float64 reference's log-softmax),
@@ -59,15 +64,10 @@ export interface HfScoreOptions {
   adapter?: string | null;
   /** The update's LoRA dropout (./loraDropout.ts; rowKeys: one per pair). Only the update's gradient pass sets it. */
   dropout?: LoraDropout;
-  /** Tape budget of a checkpointed gradient pass, bytes (default SCORE_PASS_BYTES; see the header). */
+  /** Tape budget of a gradient pass, bytes (default the model's `tapeBudgetBytes`; 0: never in blocks; see the header). */
   passBytes?: number;
 }
 
-/**
- * Tape bytes one block of a checkpointed gradient pass may hold (header; memory.ts's estimate):
- * with per-layer recomputation on, a gradient pass over more rows than fit runs in row blocks.
- */
-export const SCORE_PASS_BYTES = 512 * 1024 * 1024;
 
 export type HfScores = {
   logp: tf.Tensor2D; // [B, Tc] nats; 0 where mask is 0
@@ -105,10 +105,11 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const batch: ScoreBatch = { ids, targets, mask, promptLengths: pairs.map((p) => p.prompt.length), B, L, Tc };
   const chunkRows = options.chunkRows;
   const vars = readVariables(model, options.adapter);
-  const rows = checkpointRows(model, L, options.passBytes ?? SCORE_PASS_BYTES);
-  // Checkpointed in row blocks: a gradient pass (trainable variables read) with per-layer
-  // recomputation asked for, over more rows than one block. Entropy is only asked without a tape.
-  if (model.recompute && vars.length > 0 && !options.entropy && rows.rows < B) {
+  const budget = options.passBytes ?? model.tapeBudgetBytes;
+  // Checkpointed in row blocks: a gradient pass (trainable variables read) over more rows than
+  // one block, with or without per-layer recomputation (header). Entropy is only asked without a tape.
+  const rows = budget > 0 && vars.length > 0 && !options.entropy ? checkpointRows(model, L, budget) : null;
+  if (rows && rows.rows < B) {
     return tf.tidy(() => ({ logp: checkpointedLogp(model, batch, options, vars, rows), mask: tf.tensor2d(mask, [B, Tc]) }));
   }
   return tf.tidy(() => {

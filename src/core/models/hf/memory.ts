@@ -38,6 +38,9 @@
  *     and differentiated at a time: the per-layer term times RECOMPUTE_LAYER_FACTOR (9.5; measured
  *     8.8..9.8: the layer's tape plus its gradients in flight); the head's chunk and that layer
  *     are not live together, so the larger of the two counts.
+ *   - a pass whose layer tape would exceed the tape budget (`tapeBudgetBytes`, the run's
+ *     `update.tapeBudgetMB`) runs in row blocks (logprobs.ts), each within it: the budget then
+ *     stands for the layers' part, an upper bound (blocks hold whole rows).
  *   bench/hf.bench.ts re-measures both (`memory_vs_estimate`, `memory_vs_estimate_recompute`).
  *
  * Tests: test/core/models/hf/memory.test.ts (parameter counts of Qwen3-0.6B, Qwen2.5-1.5B and
@@ -58,6 +61,8 @@ export const RECOMPUTE_LAYER_FACTOR = 9.5;
 export const HEAD_BLOCKS = 8;
 /** The scorer's largest logits block, floats (logprobs.ts re-exports it; defined here to keep this file free of tfjs). */
 export const HEAD_CHUNK_FLOATS = 16 * 1024 * 1024;
+/** Default tape a gradient pass may keep before it runs in row blocks (logprobs.ts; `update.tapeBudgetMB`). */
+export const TAPE_BUDGET_BYTES = 512 * 1024 * 1024;
 
 export interface HfMemoryOptions {
   /** LoRA rank; absent: full fine-tuning (every parameter trainable). */
@@ -80,7 +85,7 @@ export interface HfMemoryEstimate {
   kvCacheBytesPer1kTokens: number;
   /** The minimum a backward pass keeps without recomputing the layers, the head one chunk at a time (header); at most `labActivationBytesPer1kTokens`. */
   activationBytesPer1kTokens: number;
-  /** What the lab's tfjs training step peaks at without recomputation, per 1k tokens (`trainingPeakBytes` of 1024 tokens). */
+  /** What the lab's tfjs training step peaks at without recomputation, per 1k tokens (`trainingPeakBytes` of 1024 tokens), passes not in blocks (a tape budget bounds the layers' part: `trainingPeakBytes`). */
   labActivationBytesPer1kTokens: number;
   /** The same with per-layer recomputation (`recompute: true`). */
   labRecomputeBytesPer1kTokens: number;
@@ -159,12 +164,16 @@ export function headChunkRows(c: HfModelConfig, tokens: number): number {
  * backward; weights, gradients of the weights and optimizer state not included) over `tokens`
  * scored tokens in sequences of `seqLen`, with or without per-layer recomputation (header).
  */
-export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean }): number {
+export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean; tapeBudgetBytes?: number }): number {
   const { tokens, seqLen: T } = opts;
   const layer = perTokenPerLayer(c, T);
   const head = HEAD_BLOCKS * headChunkRows(c, tokens) * c.vocabSize; // floats, one chunk's backward
   const rows = tokens * c.hiddenSize; // final rows kept by the head ops
-  if (!opts.recompute) return 4 * (tokens * c.numLayers * layer * LAB_TAPE_FACTOR + head + rows);
+  const plain = tokens * c.numLayers * layer * LAB_TAPE_FACTOR; // floats: every layer's tape
+  // Over the budget the pass runs in row blocks (logprobs.ts), each within it: the budget bounds the layers' part.
+  const budget = (opts.tapeBudgetBytes ?? 0) / 4; // floats; 0: no blocks
+  if (budget > 0 && plain > budget) return 4 * (budget + head + rows);
+  if (!opts.recompute) return 4 * (plain + head + rows);
   const kept = tokens * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
   return 4 * (kept + Math.max(head, tokens * layer * RECOMPUTE_LAYER_FACTOR) + rows);
 }

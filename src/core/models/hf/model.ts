@@ -77,6 +77,7 @@ import {
   transpose2d,
 } from './layers';
 import { withLoraDropout, type LoraDropout } from './loraDropout';
+import { TAPE_BUDGET_BYTES } from './memory';
 import { DEFAULT_ADAPTER, HfAdapters, NO_ADAPTER, type Adapter, type HfAdapterChoice, type HfAdapterConfig, type Lora } from './adapters';
 import type { HfModelConfig, LoraPair, TensorSource } from './types';
 
@@ -97,6 +98,8 @@ export interface HfModelOptions {
   validVocab?: number;
   /** Per-layer activation recomputation in training (see the header). Default false; `model.recompute` may change it later. */
   recompute?: boolean;
+  /** Tape bytes a gradient pass may keep before it runs in row blocks (./logprobs.ts header); 0: never in blocks. Default memory.ts TAPE_BUDGET_BYTES. */
+  tapeBudgetBytes?: number;
 }
 
 /** Where each token of a [B, T] batch sits: its RoPE position and whether it is a real key. */
@@ -158,6 +161,8 @@ export class HfModel {
   validVocab: number;
   /** Per-layer activation recomputation in training (header). */
   recompute: boolean;
+  /** Tape bytes a gradient pass may keep before it runs in row blocks; 0: never (./logprobs.ts). */
+  tapeBudgetBytes: number;
   /** Positions per KV-cache chunk (HfKvCache); tests lower it to exercise several chunks. */
   kvChunk = KV_CHUNK;
   /** Whether adapter factors are created trainable (`trainable` true or 'lora'). */
@@ -173,6 +178,7 @@ export class HfModel {
     this.params = params;
     this.validVocab = validVocab;
     this.recompute = options.recompute ?? false;
+    this.tapeBudgetBytes = options.tapeBudgetBytes ?? TAPE_BUDGET_BYTES;
     this.adaptersTrainable = (options.trainable ?? false) !== false;
     this.adapters = new HfAdapters(config, params, this.adaptersTrainable, `hf${id}/`);
     this.invFreq = rope.invFreq;

@@ -110,6 +110,20 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
     expect(plain / re).toBeGreaterThan(10);
   });
 
+  it('a tape budget bounds the layers\' part (a pass over it runs in row blocks); under it, or at 0, nothing changes', () => {
+    const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
+    const head = 8 * 110 * 151_936;
+    const rows = 1024 * 1024;
+    const budget = 512 * 2 ** 20;
+    // 1k tokens keep ~42 GB of layer tape: blocked, the layers keep at most the budget.
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: budget })).toBe(budget + 4 * (head + rows));
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true, tapeBudgetBytes: budget })).toBe(budget + 4 * (head + rows));
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: 0 })).toBe(4 * (1024 * 28 * 61_440 * 6 + head + rows));
+    // One token: 28 x 61,440 x 6 floats = 41 MB of tape, under the budget: the plain figure.
+    const one = 4 * (28 * 61_440 * 6 + 8 * 1 * 151_936 + 1024);
+    expect(trainingPeakBytes(c, { tokens: 1, seqLen: 1024, recompute: false, tapeBudgetBytes: budget })).toBe(one);
+  });
+
   it('follows a measured step within 35% on a small shape, both modes (tf.profile peak over the bytes live before)', async () => {
     const config = randomHfConfig({
       numLayers: 3,
