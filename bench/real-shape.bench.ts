@@ -11,10 +11,12 @@
  * Per shape, the token picker's two paths side by side on the same model and prompts, runs
  * alternated (devicePick.ts: `host` reads back the [B, V] log-softmax and walks it in JS,
  * `device` reads back 2 x B numbers): rollout tokens/s, decode step ms (median time between
- * consecutive picks: one step and its pick) and `sampler_host_frac` = time inside the picker
- * (kernels, read-back and JS: on a CPU backend the picker's kernels use the same cores, so they
- * count) / rollout time; `_cpu`: the same from this process's CPU time, which other processes'
- * load on these shared machines does not inflate. Keys without a suffix are the device path
+ * consecutive picks: one step and its pick) and `sampler_host_frac` = the host's part of the
+ * picker (the uniforms, the read-back and the JS around it; on the host path all of the pick) /
+ * rollout time; `sampler_pick_frac`: the whole picker, its kernels included (the softmax and sums
+ * over [B, V]: device work, which on a CPU backend runs on the same cores) / rollout time; `_cpu`:
+ * the whole picker from this process's CPU time, which other processes' load on these shared
+ * machines does not inflate. Keys without a suffix are the device path
  * (the default), `_host` the old host path. Then a LoRA
  * step (r 16 on all seven linears, base frozen): forward + backward of a clipped-ratio surrogate
  * over the completion tokens (scoreHf) and an Adam step, in ms per 1k trained (completion)
@@ -38,7 +40,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../src/core/models/backend';
-import { TOKEN_PICKERS, type RowsPicker, type TokenPickerName } from '../src/core/models/devicePick';
+import { TOKEN_PICKERS, pickOnDevice, type RowsPicker, type TokenPickerName } from '../src/core/models/devicePick';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { scoreHf } from '../src/core/models/hf/logprobs';
 import { estimateHfMemory, trainingPeakBytes } from '../src/core/models/hf/memory';
@@ -71,16 +73,37 @@ function writeShape(root: string, shape: ShapeName): string {
 /**
  * A picker that adds its wall time to `acc.ms` and notes when each call starts (one call per
  * step, so consecutive starts are one decode step apart). It first waits for the step's logits
- * (one element read back), so the step's last kernels are not counted as the picker's.
+ * (one element read back), so the step's last kernels are not counted as the picker's. The
+ * device path is run here as TOKEN_PICKERS.device runs it, in two timed parts: its kernels
+ * (`pickOnDevice` inside tf.tidy: on the CPU backends a kernel runs when its op is called, so
+ * this is their time; on a GPU it would be the launches only) into `acc.kernelMs`, and the rest
+ * (the uniforms, the read-back of (2 + 2N) x B numbers, unpacking) as host time.
  */
-function timedPicker(name: TokenPickerName, acc: { ms: number; cpu: number; starts: number[] }): RowsPicker {
+function timedPicker(name: TokenPickerName, acc: { ms: number; kernelMs: number; cpu: number; starts: number[] }): RowsPicker {
   const inner = TOKEN_PICKERS[name];
+  const device: RowsPicker = (logits, rands, s) => {
+    const B = logits.shape[0];
+    const u = new Float32Array(B);
+    const uLo = new Float32Array(B);
+    if (s.temperature > 0)
+      rands.forEach((rand, r) => {
+        const x = rand ? rand() : 0;
+        u[r] = x;
+        uLo[r] = x - u[r];
+      });
+    const k = performance.now();
+    const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo)));
+    acc.kernelMs += performance.now() - k;
+    const all = out.dataSync() as Float32Array; // [2, B]
+    out.dispose();
+    return { ids: Array.from(all.subarray(0, B)), logp: Array.from(all.subarray(B, 2 * B)) };
+  };
   return (logits, rands, s) => {
     tf.tidy(() => tf.slice(logits, [0, 0], [1, 1]).dataSync()); // waits for the decode step
     const c = process.cpuUsage();
     const t = performance.now();
     acc.starts.push(t);
-    const out = inner(logits, rands, s);
+    const out = (name === 'device' ? device : inner)(logits, rands, s);
     acc.ms += performance.now() - t;
     acc.cpu += cpuMs(c);
     return out;
@@ -96,7 +119,10 @@ function cpuMs(c: NodeJS.CpuUsage): number {
 interface RolloutFigures {
   tokS: number;
   stepMs: number;
+  /** The picker's host work (uniforms, read-back, JS; the host path's whole pick) / rollout time. */
   hostFrac: number;
+  /** The whole picker, its kernels included / rollout time. */
+  pickFrac: number;
   hostFracCpu: number;
   pickMs: number;
 }
@@ -105,25 +131,30 @@ interface RolloutFigures {
 function rollouts(model: HfModel, prompts: number[][], newTokens: number, runs: number): Record<TokenPickerName, RolloutFigures> {
   const B = prompts.length;
   const one = (name: TokenPickerName) => {
-    const acc = { ms: 0, cpu: 0, starts: [] as number[] };
+    const acc = { ms: 0, kernelMs: 0, cpu: 0, starts: [] as number[] };
     const c = process.cpuUsage();
     const t = performance.now();
     sampleHf(model, prompts, { maxNewTokens: newTokens, temperature: 1, seed: 7, picker: timedPicker(name, acc) });
     const ms = performance.now() - t;
     const cpu = cpuMs(c);
     const steps = acc.starts.slice(1).map((s, i) => s - acc.starts[i]); // decode step + pick, prefill excluded
-    return { ms, pick: acc.ms, fracCpu: acc.cpu / cpu, step: steps.length ? median(steps) : NaN, prefill: acc.starts[0] - t };
+    return { ms, pick: acc.ms, kernels: acc.kernelMs, fracCpu: acc.cpu / cpu, step: steps.length ? median(steps) : NaN, prefill: acc.starts[0] - t };
   };
   one('device'); // warm-up (kernels, caches)
-  const seen: Record<TokenPickerName, { ms: number; pick: number; fracCpu: number; step: number; prefill: number }[]> = { host: [], device: [] };
+  const seen: Record<TokenPickerName, { ms: number; pick: number; kernels: number; fracCpu: number; step: number; prefill: number }[]> = {
+    host: [],
+    device: [],
+  };
   for (let i = 0; i < runs; i++) for (const name of ['host', 'device'] as const) seen[name].push(one(name));
   const fig = (name: TokenPickerName): RolloutFigures => {
     const ms = median(seen[name].map((s) => s.ms));
     const pick = median(seen[name].map((s) => s.pick));
+    const kernels = median(seen[name].map((s) => s.kernels)); // 0 on the host path: all of it is host work there
     return {
       tokS: ((B * newTokens) / ms) * 1e3,
       stepMs: median(seen[name].map((s) => s.step)),
-      hostFrac: pick / ms,
+      hostFrac: (pick - kernels) / ms,
+      pickFrac: pick / ms,
       hostFracCpu: median(seen[name].map((s) => s.fracCpu)),
       pickMs: pick / newTokens,
     };
@@ -135,7 +166,7 @@ function rollouts(model: HfModel, prompts: number[][], newTokens: number, runs: 
       (['host', 'device'] as const)
         .map(
           (n) =>
-            `${n}: ${out[n].tokS.toFixed(1)} tok/s, step ${out[n].stepMs.toFixed(1)} ms (pick ${out[n].pickMs.toFixed(1)} ms), host frac ${out[n].hostFrac.toFixed(3)} (cpu ${out[n].hostFracCpu.toFixed(3)})`,
+            `${n}: ${out[n].tokS.toFixed(1)} tok/s, step ${out[n].stepMs.toFixed(1)} ms (pick ${out[n].pickMs.toFixed(1)} ms), host frac ${out[n].hostFrac.toFixed(3)}, with its kernels ${out[n].pickFrac.toFixed(3)} (cpu ${out[n].hostFracCpu.toFixed(3)})`,
         )
         .join('; '),
   );
@@ -220,7 +251,12 @@ async function loraStep(dir: string, config: HfModelConfig, rows: number, prompt
   const estimate =
     est.weightBytes +
     est.optimizerBytes +
-    trainingPeakBytes(config, { tokens: rows * (promptLen + completion), seqLen: promptLen + completion, recompute: false, tapeBudgetBytes: model.tapeBudgetBytes });
+    trainingPeakBytes(config, {
+      tokens: rows * (promptLen + completion),
+      seqLen: promptLen + completion,
+      recompute: false,
+      tapeBudgetBytes: model.tapeBudgetBytes,
+    });
   const peak = prof.peakBytes - before + est.weightBytes; // the weights were live before `before` was read
   opt.dispose();
   tf.dispose([adv, old]);
@@ -271,6 +307,7 @@ async function main(): Promise<void> {
         [`${p}step_ms_device`]: fig.device.stepMs,
         [`${p}sampler_host_frac_host`]: fig.host.hostFrac,
         [`${p}sampler_host_frac`]: fig.device.hostFrac,
+        [`${p}sampler_pick_frac`]: fig.device.pickFrac,
         [`${p}sampler_host_frac_cpu_host`]: fig.host.hostFracCpu,
         [`${p}sampler_host_frac_cpu`]: fig.device.hostFracCpu,
         [`${p}lora_ms_per_1k_tok`]: train.msPer1k,

@@ -38,7 +38,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LoraDropout } from './loraDropout';
 import { withOwnTape } from './layers';
-import { HEAD_CHUNK_FLOATS, trainingPeakBytes } from './memory';
+import { HEAD_CHUNK_FLOATS, blockPlan } from './memory';
 import { DEFAULT_ADAPTER, type HfModel } from './model';
 
 /** Largest logits block computed at once (rows x vocabulary), float32 values: 64 MB (memory.ts sizes the head's backward from it). */
@@ -67,7 +67,6 @@ export interface HfScoreOptions {
   /** Tape budget of a gradient pass, bytes (default the model's `tapeBudgetBytes`; 0: never in blocks; see the header). */
   passBytes?: number;
 }
-
 
 export type HfScores = {
   logp: tf.Tensor2D; // [B, Tc] nats; 0 where mask is 0
@@ -105,12 +104,20 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const batch: ScoreBatch = { ids, targets, mask, promptLengths: pairs.map((p) => p.prompt.length), B, L, Tc };
   const chunkRows = options.chunkRows;
   const vars = readVariables(model, options.adapter);
-  const budget = options.passBytes ?? model.tapeBudgetBytes;
-  // Checkpointed in row blocks: a gradient pass (trainable variables read) over more rows than
-  // one block, with or without per-layer recomputation (header). Entropy is only asked without a tape.
-  const rows = budget > 0 && vars.length > 0 && !options.entropy ? checkpointRows(model, L, budget) : null;
-  if (rows && rows.rows < B) {
-    return tf.tidy(() => ({ logp: checkpointedLogp(model, batch, options, vars, rows), mask: tf.tensor2d(mask, [B, Tc]) }));
+  // A gradient pass (trainable variables read) over the tape budget: in row blocks, with or
+  // without per-layer recomputation (header). Entropy is only asked without a tape.
+  const plan = vars.length > 0 && !options.entropy ? blockPlan(model.config, L, B, options.passBytes ?? model.tapeBudgetBytes) : null;
+  if (plan && plan.rows < B) {
+    return tf.tidy(() => ({ logp: checkpointedLogp(model, batch, options, vars, plan), mask: tf.tensor2d(mask, [B, Tc]) }));
+  }
+  if (plan && !model.recompute) {
+    // Every row fits one block only with per-layer recomputation: one pass with it (one more forward, not two).
+    model.recompute = true;
+    try {
+      return scoreHf(model, pairs, { ...options, passBytes: 0 });
+    } finally {
+      model.recompute = false;
+    }
   }
   return tf.tidy(() => {
     const { logp, entropy } = scoreBlock(model, batch, 0, B, options.adapter, options.dropout, options.entropy ?? false, chunkRows);
@@ -186,23 +193,6 @@ function readVariables(model: HfModel, adapter: string | null | undefined): tf.V
   const base = [...model.params.values()].filter((v) => v.trainable);
   const name = adapter === undefined ? (model.adapterNames().includes(DEFAULT_ADAPTER) ? DEFAULT_ADAPTER : null) : adapter;
   return name === null ? base : [...base, ...model.adapterVariables(name).filter((v) => v.trainable)];
-}
-
-/**
- * Rows per block of the checkpointed gradient pass for rows of L tokens, and whether a block
- * re-runs with per-layer recomputation: as many rows as keep the block's tape (memory.ts
- * `trainingPeakBytes` per token, its head term left out) within `passBytes` without per-layer
- * recomputation; where not even one row fits, with it (one layer's tape at a time). At least one row.
- */
-function checkpointRows(model: HfModel, L: number, passBytes: number): { rows: number; layerRecompute: boolean } {
-  const perToken = (recompute: boolean) => {
-    const big = 1 << 20; // beyond the head's chunk: the estimate's head term is constant there, its slope is per token
-    const at = (tokens: number) => trainingPeakBytes(model.config, { tokens, seqLen: L, recompute });
-    return (at(2 * big) - at(big)) / big; // bytes per token
-  };
-  const plain = Math.floor(passBytes / (perToken(false) * L));
-  if (plain >= 1) return { rows: plain, layerRecompute: false };
-  return { rows: Math.max(1, Math.floor(passBytes / (perToken(true) * L))), layerRecompute: true };
 }
 
 /**

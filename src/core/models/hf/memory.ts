@@ -85,7 +85,10 @@ export interface HfMemoryEstimate {
   kvCacheBytesPer1kTokens: number;
   /** The minimum a backward pass keeps without recomputing the layers, the head one chunk at a time (header); at most `labActivationBytesPer1kTokens`. */
   activationBytesPer1kTokens: number;
-  /** What the lab's tfjs training step peaks at without recomputation, per 1k tokens (`trainingPeakBytes` of 1024 tokens), passes not in blocks (a tape budget bounds the layers' part: `trainingPeakBytes`). */
+  /**
+   * What the lab's tfjs training step peaks at without recomputation, per 1k tokens
+   * (`trainingPeakBytes` of 1024 tokens), passes not in blocks (a tape budget bounds the layers' part).
+   */
   labActivationBytesPer1kTokens: number;
   /** The same with per-layer recomputation (`recompute: true`). */
   labRecomputeBytesPer1kTokens: number;
@@ -159,23 +162,42 @@ export function headChunkRows(c: HfModelConfig, tokens: number): number {
   return Math.max(1, Math.min(tokens, Math.floor(HEAD_CHUNK_FLOATS / c.vocabSize)));
 }
 
+/** Layer floats per token a gradient pass keeps: every layer's tape, or with per-layer recomputation each layer's inputs plus one layer re-run (header). */
+function layerFloatsPerToken(c: HfModelConfig, T: number, recompute: boolean): number {
+  const layer = perTokenPerLayer(c, T);
+  if (!recompute) return c.numLayers * layer * LAB_TAPE_FACTOR;
+  return c.numLayers * (c.hiddenSize + 4 * c.headDim + T) + layer * RECOMPUTE_LAYER_FACTOR; // inputs, RoPE tables, key bias; one layer
+}
+
+/**
+ * How a gradient pass over `rows` rows of `seqLen` tokens runs under a tape budget (logprobs.ts):
+ * null when its layers' tape fits (or the budget is 0: never in blocks); else blocks of as many
+ * rows as fit without per-layer recomputation, or, where not even one row fits, with it (at least one row).
+ */
+export function blockPlan(c: HfModelConfig, seqLen: number, rows: number, budgetBytes: number): { rows: number; layerRecompute: boolean } | null {
+  if (!(budgetBytes > 0)) return null;
+  const fit = Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, false) * seqLen));
+  if (fit >= rows) return null;
+  if (fit >= 1) return { rows: fit, layerRecompute: false };
+  return { rows: Math.max(1, Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, true) * seqLen))), layerRecompute: true };
+}
+
 /**
  * Peak activation bytes of one training step of the lab's tfjs implementation (scoreHf forward +
  * backward; weights, gradients of the weights and optimizer state not included) over `tokens`
- * scored tokens in sequences of `seqLen`, with or without per-layer recomputation (header).
+ * scored tokens in sequences of `seqLen`, with or without per-layer recomputation (header); with
+ * `tapeBudgetBytes`, a pass over it as logprobs.ts runs it: one block's tape (`blockPlan`).
  */
 export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean; tapeBudgetBytes?: number }): number {
   const { tokens, seqLen: T } = opts;
-  const layer = perTokenPerLayer(c, T);
   const head = HEAD_BLOCKS * headChunkRows(c, tokens) * c.vocabSize; // floats, one chunk's backward
   const rows = tokens * c.hiddenSize; // final rows kept by the head ops
-  const plain = tokens * c.numLayers * layer * LAB_TAPE_FACTOR; // floats: every layer's tape
-  // Over the budget the pass runs in row blocks (logprobs.ts), each within it: the budget bounds the layers' part.
-  const budget = (opts.tapeBudgetBytes ?? 0) / 4; // floats; 0: no blocks
-  if (budget > 0 && plain > budget) return 4 * (budget + head + rows);
-  if (!opts.recompute) return 4 * (plain + head + rows);
-  const kept = tokens * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
-  return 4 * (kept + Math.max(head, tokens * layer * RECOMPUTE_LAYER_FACTOR) + rows);
+  const plan = blockPlan(c, T, Math.ceil(tokens / T), opts.tapeBudgetBytes ?? 0);
+  const taped = plan ? Math.min(tokens, plan.rows * T) : tokens; // tokens under one tape at a time
+  const recompute = plan ? plan.layerRecompute : opts.recompute;
+  if (!recompute) return 4 * (taped * layerFloatsPerToken(c, T, false) + head + rows);
+  const kept = taped * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
+  return 4 * (kept + Math.max(head, taped * perTokenPerLayer(c, T) * RECOMPUTE_LAYER_FACTOR) + rows);
 }
 
 export function estimateHfMemory(c: HfModelConfig, opts: HfMemoryOptions = {}): HfMemoryEstimate {

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { readHfConfig } from '../../../../src/core/models/hf/config';
 import * as tf from '@tensorflow/tfjs';
 import { scoreHf } from '../../../../src/core/models/hf/logprobs';
-import { estimateHfMemory, hfParameterCount, loraParameterCount, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
+import { blockPlan, estimateHfMemory, hfParameterCount, loraParameterCount, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { memorySource, randomHfConfig, randomIds, randomWeights } from './randomModel';
 import { openTensorSource } from '../../../../src/core/models/hf/safetensorsFile';
@@ -110,18 +110,21 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
     expect(plain / re).toBeGreaterThan(10);
   });
 
-  it('a tape budget bounds the layers\' part (a pass over it runs in row blocks); under it, or at 0, nothing changes', () => {
+  it('a tape budget: a pass over it keeps one block of rows (per-layer recomputation where one row is over); under it, or at 0, nothing changes', () => {
     const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
     const head = 8 * 110 * 151_936;
-    const rows = 1024 * 1024;
     const budget = 512 * 2 ** 20;
-    // 1k tokens keep ~42 GB of layer tape: blocked, the layers keep at most the budget.
-    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: budget })).toBe(budget + 4 * (head + rows));
-    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true, tapeBudgetBytes: budget })).toBe(budget + 4 * (head + rows));
-    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: 0 })).toBe(4 * (1024 * 28 * 61_440 * 6 + head + rows));
-    // One token: 28 x 61,440 x 6 floats = 41 MB of tape, under the budget: the plain figure.
-    const one = 4 * (28 * 61_440 * 6 + 8 * 1 * 151_936 + 1024);
-    expect(trainingPeakBytes(c, { tokens: 1, seqLen: 1024, recompute: false, tapeBudgetBytes: budget })).toBe(one);
+    // One 1,024-token row keeps 42 GB of layer tape, and 2.7 GB even recomputed per layer: a block of one row, recomputed.
+    const re = 4 * (1024 * 28 * (1024 + 4 * 128 + 1024) + Math.max(head, 1024 * 61_440 * 9.5) + 1024 * 1024);
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: budget })).toBe(re);
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, tapeBudgetBytes: 0 })).toBe(4 * (1024 * 28 * 61_440 * 6 + head + 1024 * 1024));
+    // 64 rows of 16 tokens: per token per layer 6*1024 + 3*2048 + 4*1024 + 4*3072 + 2*16*16 = 29,184 floats, x 28 layers x 6;
+    // a row's tape 16 x 4,902,912 x 4 B = 314 MB: one row per block, the head and the final rows over all 1,024 tokens.
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 16, recompute: false, tapeBudgetBytes: budget })).toBe(4 * (16 * 28 * 29_184 * 6 + head + 1024 * 1024));
+    expect(blockPlan(c, 16, 64, budget)).toEqual({ rows: 1, layerRecompute: false });
+    expect(blockPlan(c, 16, 1, budget)).toBeNull(); // fits: one plain pass
+    expect(blockPlan(c, 16, 64, 0)).toBeNull(); // 0: never in blocks
+    expect(blockPlan(c, 1024, 1, budget)).toEqual({ rows: 1, layerRecompute: true });
   });
 
   it('follows a measured step within 35% on a small shape, both modes (tf.profile peak over the bytes live before)', async () => {

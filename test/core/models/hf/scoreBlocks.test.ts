@@ -8,6 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { scoreHf, type HfScoreOptions } from '../../../../src/core/models/hf/logprobs';
 import { HfModel } from '../../../../src/core/models/hf/model';
+import { blockPlan } from '../../../../src/core/models/hf/memory';
 import { maxAbsDiff, memorySource, randomHfConfig, randomIds, randomLora, randomWeights } from './randomModel';
 
 type Pair = { prompt: number[]; completion: number[] };
@@ -64,6 +65,36 @@ describe('checkpointed scoring in row blocks', () => {
     }
   });
 
+  it('a budget no row fits without per-layer recomputation but every row fits with it: one pass, recomputed per layer, the same gradients', async () => {
+    const config = randomHfConfig({ numLayers: 8 });
+    const model = HfModel.fromSource(config, memorySource(config, randomWeights(config, 4)), { trainable: 'lora', lora: randomLora(config, 2, 0.5, 6) });
+    try {
+      const pairs = pairsOf(3, 20);
+      const vars = model.variables();
+      const L = Math.max(...pairs.map((p) => p.prompt.length + p.completion.length));
+      let budget = 1;
+      const plan = () => blockPlan(config, L, pairs.length, budget);
+      while (plan()?.layerRecompute && plan()!.rows < pairs.length) budget = Math.ceil(budget * 1.05);
+      expect(plan()).toEqual({ rows: expect.any(Number), layerRecompute: true });
+      const plain = gradsOf(model, vars, pairs, { passBytes: 0 });
+      const recomputed = gradsOf(model, vars, pairs, { passBytes: budget });
+      expect(model.recompute).toBe(false); // restored
+      expectSame(plain, recomputed);
+      // And it ran recomputed: its peak is below the plain pass's.
+      const peak = async (passBytes: number) => {
+        const start = tf.memory().numBytes;
+        const info = await tf.profile(() => {
+          const { value, grads } = tf.variableGrads(() => tf.sum(scoreHf(model, pairs, { passBytes }).logp) as tf.Scalar, vars);
+          tf.dispose([value, ...Object.values(grads)]);
+        });
+        return info.peakBytes - start;
+      };
+      expect(await peak(budget)).toBeLessThan(0.8 * (await peak(0)));
+    } finally {
+      model.dispose();
+    }
+  });
+
   it('full fine-tuning: gradients of every base weight equal the plain pass', () => {
     const config = randomHfConfig({ tieWordEmbeddings: false });
     const model = HfModel.fromSource(config, memorySource(config, randomWeights(config, 5)), { trainable: true });
@@ -79,30 +110,34 @@ describe('checkpointed scoring in row blocks', () => {
     }
   });
 
-  it.each([true, false])('with recomputation %s, the peak bytes of a gradient pass do not grow with the rows', async (recompute) => {
-    const config = randomHfConfig({ hiddenSize: 32, intermediateSize: 64, numLayers: 2, maxPositions: 256 });
-    const model = HfModel.fromSource(config, memorySource(config, randomWeights(config, 9)), {
-      trainable: 'lora',
-      lora: randomLora(config, 2, 0.5, 10),
-      recompute,
-    });
-    try {
-      const vars = model.variables();
-      const peak = async (rows: number) => {
-        const pairs = pairsOf(rows, 50, 60, 20);
-        const start = tf.memory().numBytes;
-        const info = await tf.profile(() => {
-          const { value, grads } = tf.variableGrads(() => tf.sum(scoreHf(model, pairs, { passBytes: 4 << 20 }).logp) as tf.Scalar, vars);
-          tf.dispose([value, ...Object.values(grads)]);
-        });
-        return info.peakBytes - start;
-      };
-      const few = await peak(4);
-      const many = await peak(32);
-      // One pass over 32 rows kept 8x the tape of 4 rows (every row's layer inputs, one layer re-run over all rows).
-      expect(many).toBeLessThan(2 * few);
-    } finally {
-      model.dispose();
-    }
-  }, 120_000);
+  it.each([true, false])(
+    'with recomputation %s, the peak bytes of a gradient pass do not grow with the rows',
+    async (recompute) => {
+      const config = randomHfConfig({ hiddenSize: 32, intermediateSize: 64, numLayers: 2, maxPositions: 256 });
+      const model = HfModel.fromSource(config, memorySource(config, randomWeights(config, 9)), {
+        trainable: 'lora',
+        lora: randomLora(config, 2, 0.5, 10),
+        recompute,
+      });
+      try {
+        const vars = model.variables();
+        const peak = async (rows: number) => {
+          const pairs = pairsOf(rows, 50, 60, 20);
+          const start = tf.memory().numBytes;
+          const info = await tf.profile(() => {
+            const { value, grads } = tf.variableGrads(() => tf.sum(scoreHf(model, pairs, { passBytes: 4 << 20 }).logp) as tf.Scalar, vars);
+            tf.dispose([value, ...Object.values(grads)]);
+          });
+          return info.peakBytes - start;
+        };
+        const few = await peak(4);
+        const many = await peak(32);
+        // One pass over 32 rows kept 8x the tape of 4 rows (every row's layer inputs, one layer re-run over all rows).
+        expect(many).toBeLessThan(2 * few);
+      } finally {
+        model.dispose();
+      }
+    },
+    120_000,
+  );
 });
