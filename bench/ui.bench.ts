@@ -38,7 +38,7 @@
  * Prints `BENCH ui skipped=no_chromium` where Chromium is absent.
  */
 import { execSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
@@ -232,6 +232,52 @@ const epochNow = () => performance.timeOrigin + performance.now();
 const chartCounts = (page: Page) =>
   page.evaluate((keys) => keys.map((k) => Number(document.querySelector(`[data-chart="${k}"] .head small`)?.textContent?.split(' ')[0] ?? 0)), SERIES);
 
+/** A CPU profile as CDP's Profiler gives it (only what profileTop reads). */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * Diagnostics only (UI_BENCH_PROFILE=1): adds the profile's sampled time into `into` by function
+ * (name, file, line), self and inclusive (a function counted once per sample however deep it
+ * recurses), to print where a phase's main-thread time went. Changes nothing that is measured
+ * when the variable is unset.
+ */
+function profileAdd(p: CpuProfile, into: Map<string, { self: number; total: number }>): void {
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const name = (id: number) => {
+    const f = byId.get(id)!.callFrame;
+    return `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
+  };
+  p.samples.forEach((id, i) => {
+    const ms = (p.timeDeltas[i + 1] ?? 0) / 1000;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const k = name(at);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const e = into.get(k) ?? { self: 0, total: 0 };
+      if (at === id) e.self += ms;
+      e.total += ms;
+      into.set(k, e);
+    }
+  });
+}
+
+function profilePrint(title: string, m: Map<string, { self: number; total: number }>, runs: number): void {
+  const rows = [...m].filter(([k]) => !k.startsWith('(root)') && !k.startsWith('(program)') && !k.startsWith('(idle)'));
+  console.log(`profile ${title} (ms per run, ${runs} runs): top self`);
+  for (const [k, e] of rows.sort((a, b) => b[1].self - a[1].self).slice(0, 30))
+    console.log(`  self ${(e.self / runs).toFixed(2)} total ${(e.total / runs).toFixed(2)}  ${k}`);
+  console.log(`profile ${title}: top inclusive`);
+  for (const [k, e] of rows.sort((a, b) => b[1].total - a[1].total).slice(0, 60))
+    console.log(`  total ${(e.total / runs).toFixed(2)} self ${(e.self / runs).toFixed(2)}  ${k}`);
+}
+
 async function main(): Promise<void> {
   if (!existsSync(CHROMIUM_PATH)) {
     console.log(`no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`);
@@ -294,6 +340,35 @@ async function main(): Promise<void> {
       skews.push(inPage - (a + epochNow()) / 2);
     }
     const skew = median(skews);
+    // UI_BENCH_PROFILE=1: CPU profiles of the measured opens and updates (diagnostics; slows them).
+    const profiling = !!process.env.UI_BENCH_PROFILE;
+    const profiles = {
+      first: new Map<string, { self: number; total: number }>(),
+      render: new Map<string, { self: number; total: number }>(),
+      update: new Map<string, { self: number; total: number }>(),
+    };
+    if (profiling) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    }
+    // UI_BENCH_TRACE=<file>: a Chromium trace (devtools timeline) of the third measured open and
+    // its update (UI_BENCH_TRACE_RUN=n: of open n instead), written to that file (diagnostics; open it in chrome://tracing or DevTools).
+    const traceFile = process.env.UI_BENCH_TRACE;
+    const tracedOpen = Number(process.env.UI_BENCH_TRACE_RUN ?? 3); // 0: the first open
+    const traceEvents: unknown[] = [];
+    if (traceFile) cdp.on('Tracing.dataCollected', (e) => traceEvents.push(...(e.value as unknown[])));
+    // UI_BENCH_PROFILE=<folder>: the raw profiles (.cpuprofile) are written there too.
+    let profileCount = 0;
+    const profileStop = async (into: Map<string, { self: number; total: number }>) => {
+      const profile = (await cdp.send('Profiler.stop')).profile as CpuProfile;
+      profileAdd(profile, into);
+      const folder = process.env.UI_BENCH_PROFILE!;
+      if (existsSync(folder))
+        writeFileSync(
+          join(folder, `${into === profiles.first ? 'first' : into === profiles.render ? 'render' : 'update'}-${profileCount++}.cpuprofile`),
+          JSON.stringify(profile),
+        );
+    };
     let nextStep = POINTS;
     // The first open in this fresh server (nothing cached by the LabService): r = 0's render.
     let firstOpen = NaN;
@@ -302,6 +377,13 @@ async function main(): Promise<void> {
       await page.waitForSelector('.runs-view');
       await frames(page);
       const cpu0 = await threadMs();
+      if (profiling) await cdp.send('Profiler.start');
+      if (traceFile && r === tracedOpen)
+        await cdp.send('Tracing.start', {
+          categories:
+            'devtools.timeline,disabled-by-default-devtools.timeline,disabled-by-default-devtools.timeline.stack,disabled-by-default-devtools.timeline.frame,blink.user_timing,v8.execute,toplevel,cc,viz,gpu',
+          transferMode: 'ReportEvents',
+        });
       t0 = performance.now();
       // Armed, started and navigated in one evaluate: the in-page time starts at the navigation.
       const renderStart = (await page.evaluate(
@@ -313,6 +395,7 @@ async function main(): Promise<void> {
       // Waited for through the armed promise, not by polling the page every frame from here: the
       // polling ran in the page being measured (its main-thread CPU), which the floor's page has not.
       const renderAt = (await page.evaluate('window.__dash')) as number;
+      if (profiling) await profileStop(r > 0 ? profiles.render : profiles.first);
       await frames(page);
       const renderOut = performance.now() - t0;
       const render = renderAt - renderStart;
@@ -340,6 +423,7 @@ async function main(): Promise<void> {
         ),
       );
       const cpu2 = await threadMs();
+      if (profiling && r > 0) await cdp.send('Profiler.start');
 
       const step = nextStep++;
       t0 = performance.now();
@@ -360,10 +444,17 @@ async function main(): Promise<void> {
       const hub = (service as unknown as { pushes: PushHub }).pushes;
       relayEngineMessage(message, { store, runId: dashRun, push: (p) => hub.push(p), onStatus: () => undefined });
       const updateAt = (await page.evaluate('window.__dash')) as number;
+      if (profiling && r > 0) await profileStop(profiles.update);
       await frames(page);
       const updateOut = performance.now() - t0;
       const update = updateAt - updateStart;
       const cpu3 = await threadMs();
+      if (traceFile && r === tracedOpen) {
+        const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+        await cdp.send('Tracing.end');
+        await done;
+        writeFileSync(traceFile, JSON.stringify({ traceEvents, marks: { renderStart, renderAt, updateStart, updateAt } }));
+      }
       if (r === 0) firstOpen = render;
       if (r > 0) {
         renders.push(render);
@@ -378,6 +469,7 @@ async function main(): Promise<void> {
           `from this process ${renderOut.toFixed(1)} + ${updateOut.toFixed(1)} ms; page main-thread CPU ${(cpu1 - cpu0).toFixed(0)} + ${(cpu3 - cpu2).toFixed(0)} ms`,
       );
     }
+    if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 

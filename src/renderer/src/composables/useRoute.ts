@@ -1,6 +1,6 @@
 /**
  * A hash router small enough to read in one go: `#/runs/3/trace?step=2` -> { segments, query }.
- * One shared reactive route; `navigate(path)` changes the hash. The listener is added once for
+ * One shared reactive route; `navigate(path)` changes the hash. The listeners are added once for
  * the page (the route outlives every component). Views: App.vue maps segments to components.
  */
 import { reactive } from 'vue';
@@ -18,7 +18,18 @@ function parse(): Route {
 }
 
 const route = reactive<Route>(parse());
-window.addEventListener('hashchange', () => Object.assign(route, parse()));
+/** Updates the route from the address, unless it already says the same (path and query). */
+function follow(): void {
+  const next = parse();
+  const q = Object.keys(next.query);
+  const same = next.path === route.path && q.length === Object.keys(route.query).length && q.every((k) => route.query[k] === next.query[k]);
+  if (!same) Object.assign(route, next);
+}
+// popstate comes first: Chromium fires it inside the navigation (a link's click, a set
+// location.hash), hashchange only in a later task. Whichever comes first updates the route, so
+// the next view starts rendering in the task that navigated; the other finds nothing new.
+window.addEventListener('popstate', follow);
+window.addEventListener('hashchange', follow);
 
 export function useRoute(): Route {
   return route;
