@@ -3,7 +3,8 @@
  * otherwise run, on the same model folder and batch, back to back in one process tree (TRL in a
  * child process first, then the lab in this one, so neither competes with the other for the
  * cores). `lab_vs_trl` = lab step ms / TRL step ms (medians over VS_TRL_STEPS timed steps after
- * one warm-up step each); `rollout_frac` = the lab's rollout share of its step.
+ * one warm-up step each); `rollout_frac` = the lab's rollout share of that matched step,
+ * `rollout_frac_lab_step` = its share of the step the lab runs (the matched one plus its old log-prob pass).
  *
  * Folder: the `42m` real-vocabulary Qwen3 shape of real-shape.bench.ts (hidden 256, 4 layers, 4
  * heads x 64 over 2 KV heads, SwiGLU 768, vocabulary 151,936, tied head), random weights written by
@@ -280,6 +281,9 @@ async function main(): Promise<void> {
       backend: lab.backend,
       lab_step_ms: lab.stepMs,
       rollout_frac: lab.rolloutMs / lab.stepMs,
+      // The lab's own step re-scores the rollout for old log-probs (left out of the matched step
+      // above): the rollout's share of that step, as issue 27 measured its ~50%.
+      rollout_frac_lab_step: lab.rolloutMs / (lab.stepMs + lab.oldLogpMs),
       lab_rollout_ms: lab.rolloutMs,
       lab_update_ms: lab.updateMs,
       lab_old_logp_ms: lab.oldLogpMs,
