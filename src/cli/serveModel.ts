@@ -104,6 +104,7 @@ export async function serveModelCommand(args: ParsedArgs, out: (line: string) =>
       concurrency: 256,
       windowMs: 5,
       maxRows: 64,
+      recordCalls: false, // a serve may run for days: no per-call record
       open: true,
       port,
       enableThinking: served.config.workflow.enableThinking ?? undefined,

@@ -65,4 +65,12 @@ describe('sample batcher', () => {
     await Promise.all([1, 2, 3].map((i) => small.submit(job(i))));
     expect(c.calls.map((x) => x.prompts.length)).toEqual([3]);
   });
+
+  it('records each sampler call unless recordCalls is false (serve-model: a long serve keeps no per-call list)', async () => {
+    const kept = new SampleBatcher(fakePolicies().policies, { windowMs: 0, maxRows: 64 });
+    const dropped = new SampleBatcher(fakePolicies().policies, { windowMs: 0, maxRows: 64, recordCalls: false });
+    for (let i = 0; i < 3; i++) await Promise.all([kept.submit(job(i)), dropped.submit(job(i))]);
+    expect(kept.calls.map((c) => c.rows)).toEqual([1, 1, 1]);
+    expect(dropped.calls).toEqual([]);
+  });
 });

@@ -26,6 +26,8 @@ export interface BatcherOptions {
   windowMs: number;
   /** Rows per sampler call at most (>= 1). */
   maxRows: number;
+  /** Keep a record of every sampler call in `calls` (default true; a long serve-model sets false: nobody reads it there). */
+  recordCalls?: boolean;
 }
 
 export interface SampleJob {
@@ -70,7 +72,7 @@ export class SampleBatcher {
   private flushes = 0;
   /** Seed of the current batch of rollouts (set per rollout batch). */
   seed = 0;
-  /** Every sampler call made (the bench and the tests read it). */
+  /** Every sampler call made, unless `recordCalls` is false (the rollout driver, the bench and the tests read it). */
   readonly calls: SamplerCall[] = [];
 
   constructor(
@@ -131,7 +133,7 @@ export class SampleBatcher {
         for (const r of rows) r.reject(err as Error);
         continue;
       }
-      this.calls.push({ policyId, rows: rows.length, ms: performance.now() - t0 });
+      if (this.options.recordCalls !== false) this.calls.push({ policyId, rows: rows.length, ms: performance.now() - t0 });
       rows.forEach((r, i) => r.resolve(ownShare(out[i], r)));
     }
   }
