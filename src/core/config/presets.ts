@@ -3,8 +3,8 @@
  * baselines and ablations, on `math-quick`). `presetConfig(name, overrides)` (presetResolve.ts) resolves one.
  *
  * - math-quick / search-quick: built-in tasks, tiny models warm-started from resources/warmstart,
- *   sized for 2 CPU cores (a few minutes per run). math-quick-hf: the same run with the policy as
- *   a Hugging Face folder of the same shape (models/hf/labFolder.ts), run by
+ *   sized for 2 CPU cores (a few minutes per run). math-quick-hf / search-quick-hf: the same runs
+ *   with the policy as a Hugging Face folder of the same shape (models/hf/labFolder.ts), run by
  *   the HF path with full fine-tuning (issue 29: one model family).
  * - math-paper / search-paper: the paper's shapes (section 5: G = 8, n = 16, K up to 3 solvers
  *   or searchers, router-chosen K) on the lab's own random-init base model: shapes only (a
@@ -84,6 +84,7 @@ export const PRESET_NAMES = [
   'math-quick',
   'search-quick',
   'math-quick-hf',
+  'search-quick-hf',
   'math-paper',
   'search-paper',
   'math-paper-data',
@@ -119,7 +120,7 @@ export const SEARCH_PAPER_EVAL = ['nq', 'triviaqa', 'popqa', 'hotpotqa', '2wiki'
  * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
 const QUICK_MODEL = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
 
-/** The quick presets' warm starts (math-quick-hf shares math-quick's, family 'hf'). */
+/** The quick presets' warm starts (the -hf twins share theirs, family 'hf'). */
 const MATH_QUICK_WARM_START: WarmStartRecipe = { episodes: 400, epochs: 12 };
 const SEARCH_QUICK_WARM_START: WarmStartRecipe = { episodes: 200, epochs: 16, dataSeeds: 3, errorRate: 0.05 };
 
@@ -185,6 +186,14 @@ export const PRESETS = {
     base: 'math-quick',
     patch: { policies: { init: `${WARMSTART_DIR}/math-tiny-hf`, adapter: null } },
     warmStart: { ...MATH_QUICK_WARM_START, family: 'hf' },
+  },
+  'search-quick-hf': {
+    description: "search-quick on the lab's model as a Hugging Face folder (Llama-style, character tokenizer), full fine-tuning",
+    // As math-quick-hf: the same run as search-quick with the lab shape's Hugging Face twin
+    // (`srpo-lab warmstart --preset search-quick-hf`).
+    base: 'search-quick',
+    patch: { policies: { init: `${WARMSTART_DIR}/search-tiny-hf`, adapter: null } },
+    warmStart: { ...SEARCH_QUICK_WARM_START, family: 'hf' },
   },
   'math-paper': {
     description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',

@@ -61,6 +61,7 @@ describe('warm-start checkpoints', () => {
 
   it('presets carry their warm-start recipe; derived presets inherit it', () => {
     expect(warmStartRecipe('math-quick-hf')).toEqual({ ...warmStartRecipe('math-quick'), family: 'hf' });
+    expect(warmStartRecipe('search-quick-hf')).toEqual({ ...warmStartRecipe('search-quick'), family: 'hf' });
     expect(warmStartRecipe('math-k1')).toEqual(warmStartRecipe('math-quick'));
     expect(warmStartRecipe('math-paper')).toEqual(DEFAULT_WARM_START);
     expect(warmStartRecipe('search-quick').dataSeeds).toBeGreaterThan(0);
