@@ -5,7 +5,7 @@
  * mini-batches, LoRA r 2 on q/v/down, evaluation off), where issue 27 saw 4.4-14.7 GB resident
  * because attention's [rows, heads, T, T] blocks were materialised whole.
  *
- * - `tiny_long_prompt_peak_gb`: peak resident memory (maxRSS) of a child process that loads the
+ * - `tiny_long_prompt_peak_gb`: peak resident memory (`peakRssGb`) of a child process that loads the
  *   folder and runs TINY_LONG_STEPS (default 1) training steps with `update.recompute` on;
  *   `_no_recompute`: the same with it off (the preset's default: the tape keeps every layer's
  *   activations, linear in the tokens of a mini-batch); `_step_s`: seconds per step of each.
@@ -53,6 +53,22 @@ async function start(): Promise<string> {
   }
 }
 
+/**
+ * This process's peak resident memory, GB: Linux's VmHWM (the high-water mark of this process's
+ * own address space). Not getrusage's maxRSS there: the kernel carries a forked child's maxRSS
+ * over from its parent's address space at exec, so a child of real-shape's 6 GB process
+ * reported 5 GB whatever it used itself. Elsewhere maxRSS.
+ */
+function peakRssGb(): number {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (kb) return Number(kb) / 1e6;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS / 1e6; // KB
+}
+
 /** Child: TINY_LONG_STEPS training steps of the run; prints `backend=`, `step_s=` and `peak_rss_gb=`. */
 async function runChild(recompute: boolean): Promise<void> {
   const backend = await start();
@@ -74,7 +90,7 @@ async function runChild(recompute: boolean): Promise<void> {
   const stepS = (performance.now() - t0) / 1000 / steps;
   trainer.dispose();
   rmSync(dir, { recursive: true, force: true });
-  console.log(`backend=${backend} step_s=${stepS.toFixed(2)} peak_rss_gb=${(process.resourceUsage().maxRSS / 1e6).toFixed(3)}`);
+  console.log(`backend=${backend} step_s=${stepS.toFixed(2)} peak_rss_gb=${peakRssGb().toFixed(3)}`);
 }
 
 /** Peak tensor bytes of one scorer gradient pass (recompute on) over `rows` rows of T tokens (T - 32 prompt, 32 completion). */
