@@ -11,18 +11,14 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CharTokenizer, modelConfig, PolicySet } from '../../src/core/models';
 import { LabPolicies } from '../../src/core/policies/lab';
-import { EpisodeLog } from '../../src/core/external/episodeLog';
+import { openEpisode } from './episodeClient';
 import { cutAtStop, ExternalEndpoint } from '../../src/core/external/server';
 
 const CONTEXT = 192;
 let policies: LabPolicies;
 let ep: ExternalEndpoint;
 let n = 0;
-function episode(): { log: EpisodeLog; client: OpenAI } {
-  const log = new EpisodeLog(`s0/t${n}/g0`, `ep${n++}`, { id: 'task-1', question: '1+1', answers: ['2'] }, 0);
-  ep.open([log]);
-  return { log, client: new OpenAI({ baseURL: ep.episodeUrl(log), apiKey: ep.key, maxRetries: 0 }) };
-}
+const episode = () => openEpisode(ep, n++);
 const user = (content: string) => [{ role: 'user' as const, content }];
 
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CharTokenizer, modelConfig, PolicySet } from '../../src/core/models';
 import { LabPolicies } from '../../src/core/policies/lab';
-import { EpisodeLog } from '../../src/core/external/episodeLog';
+import { openEpisode } from './episodeClient';
 import { cutAtStop, ExternalEndpoint } from '../../src/core/external/server';
 import { textCompletion } from '../../src/core/external/protocol';
 
@@ -20,11 +20,7 @@ const TEMPERATURE = 0.7;
 let policies: LabPolicies;
 let ep: ExternalEndpoint;
 let n = 0;
-function episode(): { log: EpisodeLog; client: OpenAI } {
-  const log = new EpisodeLog(`s0/t${n}/g0`, `ep${n++}`, { id: 'task-1', question: '1+1', answers: ['2'] }, 0);
-  ep.open([log]);
-  return { log, client: new OpenAI({ baseURL: ep.episodeUrl(log), apiKey: ep.key, maxRetries: 0 }) };
-}
+const episode = () => openEpisode(ep, n++);
 
 beforeAll(async () => {
   const set = new PolicySet('shared', modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 128 }), ['solver', 'verifier']);
