@@ -25,8 +25,8 @@
  * (tf.profile peakBytes: weights included) / (model info's float32 weights + AdamW state +
  * memory.ts `trainingPeakBytes` for the step's tokens, with the default tape budget: a pass over
  * it runs in row blocks); `peak_rss_gb` is the process's maximum
- * resident set. The decode step's breakdown (kernels per step by kind, read-back bytes) is
- * printed for the 42M shape.
+ * resident set. The decode step's breakdown (kernels per step by kind, read-back bytes) and
+ * its head product in three layouts are printed for the 42M shape.
  *
  * Sizes (env): REAL_SHAPE_ROWS (rollout rows, default 32 = 8 prompts x 4), REAL_SHAPE_PROMPT
  * (prompt tokens, default 88), REAL_SHAPE_NEW (new tokens, default 16), REAL_SHAPE_RUNS (runs
@@ -215,6 +215,34 @@ async function stepBreakdown(model: HfModel, prompts: number[][]): Promise<void>
   }
   const n = next as unknown as ReturnType<HfModel['decodeStep']>;
   tf.dispose([first.logits, ...first.cache.k.flat(), ...first.cache.v.flat(), n.logits, ...n.cache.k.flat(), ...n.cache.v.flat()]);
+  headLayouts(B, model.config.hiddenSize, model.config.vocabSize);
+}
+
+/**
+ * The decode step's head product [B, d] x head in the layouts a backend could keep the head in:
+ * [d, V] (the lab's: model.ts), [V, d] multiplied transposed, and [V, d] times h^T then
+ * transposed; random float32 values, medians of 9 after 3 warm-ups, each read back.
+ */
+function headLayouts(B: number, d: number, V: number): void {
+  const [h, w, wt] = tf.tidy(() => [tf.randomNormal([B, d]), tf.randomNormal([d, V]), tf.randomNormal([V, d])] as tf.Tensor2D[]);
+  const time = (f: () => tf.Tensor): number => {
+    const ms: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const t = performance.now();
+      const y = f();
+      y.dataSync();
+      y.dispose();
+      if (i >= 3) ms.push(performance.now() - t);
+    }
+    return median(ms);
+  };
+  const dv = time(() => tf.matMul(h, w));
+  const vdT = time(() => tf.matMul(h, wt, false, true));
+  const vdH = time(() => tf.tidy(() => tf.transpose(tf.matMul(wt, h, false, true))));
+  console.log(
+    `  head product [${B} x ${d}] by [${d} x ${V}]: ${dv.toFixed(1)} ms as [d, V] (the lab's); ${vdT.toFixed(1)} ms as [V, d] transposed; ${vdH.toFixed(1)} ms as [V, d] x h^T`,
+  );
+  tf.dispose([h, w, wt]);
 }
 
 /** One LoRA step (forward + backward + Adam) on rows of prompt + completion; ms per 1k completion tokens and peak bytes. */
