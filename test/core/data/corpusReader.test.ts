@@ -11,8 +11,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { CORPUS_READER_NAMES, readPassageBatches, type CorpusReaderName, type PassageBatch } from '../../../src/core/data/corpusReader';
+import { CORPUS_READER_NAMES, readPassageBatches, receivePosted, type CorpusReaderName, type PassageBatch } from '../../../src/core/data/corpusReader';
 import { createRng } from '../../../src/core/data/prng';
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-corpus-reader-'));
@@ -150,5 +151,24 @@ describe('corpus readers: the worker thread gives what the inline reference give
     expect(() => readPassageBatches(join(dir, 'stop.jsonl'), () => {}, 'gpu' as CorpusReaderName)).toThrow(
       `unknown corpus reader "gpu"; valid: ${CORPUS_READER_NAMES.join(', ')}`,
     );
+  });
+});
+
+describe('receivePosted: a message counted before it can be received', () => {
+  it('waits for a message that arrives after the count (a thread posting 30 ms later), and gives up after the wait', () => {
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(`const { workerData } = require('node:worker_threads'); setTimeout(() => workerData.port.postMessage({ end: true }), 30);`, {
+      eval: true,
+      workerData: { port: port2 },
+      transferList: [port2],
+    });
+    try {
+      expect(receiveMessageOnPort(port1)).toBeUndefined(); // what one look saw before: nothing yet
+      expect(receivePosted(port1, 5_000)).toEqual({ end: true });
+      expect(receivePosted(port1, 20)).toBeUndefined();
+    } finally {
+      port1.close();
+      void worker.terminate();
+    }
   });
 });
