@@ -204,11 +204,13 @@ export const runConfigSchema = z
           .default(0),
         recompute: z
           .boolean()
-          .describe("Hugging Face models: recompute each layer's activations in the backward pass instead of keeping them (less memory, ~1.3x the time). Passes over tapeBudgetMB run in row blocks either way.")
+          .describe(
+            "Hugging Face models: recompute each layer's activations in the backward pass instead of keeping them (less memory, ~1.3x the time). Passes over tapeBudgetMB run in row blocks either way.",
+          )
           .default(false),
         tapeBudgetMB: int(0, 1_048_576)
           .describe(
-            'Hugging Face models: most memory (MB, by the lab\'s estimate) one gradient pass keeps for its backward; a pass over it runs in blocks of rows, each re-run in the backward (bounded memory, one more forward). Raise it on a large GPU; 0: never in blocks. 0..1048576.',
+            "Hugging Face models: most memory (MB, by the lab's estimate) one gradient pass keeps for its backward; a pass over it runs in blocks of rows, each re-run in the backward (bounded memory, one more forward). Raise it on a large GPU; 0: never in blocks. 0..1048576.",
           )
           .default(512),
       })

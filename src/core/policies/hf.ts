@@ -344,7 +344,11 @@ export class HfPolicies implements Policies {
   }
 }
 
-function loadWeights(dir: string, config: HfModelConfig, o: { trainable: boolean | 'lora'; validVocab: number; recompute: boolean; tapeBudgetBytes?: number }): HfModel {
+function loadWeights(
+  dir: string,
+  config: HfModelConfig,
+  o: { trainable: boolean | 'lora'; validVocab: number; recompute: boolean; tapeBudgetBytes?: number },
+): HfModel {
   const source = openTensorSource(dir);
   try {
     return HfModel.fromSource(config, source, o);

@@ -93,7 +93,9 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
   });
 
   it('starts equal to the base: adapters added as peft does (B = 0) score exactly as the base', () => {
-    const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' }, kl: { coef: 0.1 }, update: { tapeBudgetMB: 3 } }), { baseDir: '/' }) as HfPolicies;
+    const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' }, kl: { coef: 0.1 }, update: { tapeBudgetMB: 3 } }), {
+      baseDir: '/',
+    }) as HfPolicies;
     try {
       expect(p.model.adapterNames()).toEqual(['router', 'solver', 'verifier', 'aggregator', 'searcher', 'answerer']);
       expect(p.model.tapeBudgetBytes).toBe(3 * 2 ** 20); // update.tapeBudgetMB reaches the scorer's model
