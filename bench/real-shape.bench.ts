@@ -40,7 +40,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../src/core/models/backend';
-import { TOKEN_PICKERS, pickOnDevice, type RowsPicker, type TokenPickerName } from '../src/core/models/devicePick';
+import { TOKEN_PICKERS, pickOnDevice, readPicks, rowUniforms, topCount, type RowsPicker, type TokenPickerName } from '../src/core/models/devicePick';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { scoreHf } from '../src/core/models/hf/logprobs';
 import { estimateHfMemory, trainingPeakBytes } from '../src/core/models/hf/memory';
@@ -74,7 +74,7 @@ function writeShape(root: string, shape: ShapeName): string {
  * A picker that adds its wall time to `acc.ms` and notes when each call starts (one call per
  * step, so consecutive starts are one decode step apart). It first waits for the step's logits
  * (one element read back), so the step's last kernels are not counted as the picker's. The
- * device path is run here as TOKEN_PICKERS.device runs it, in two timed parts: its kernels
+ * device path is run here as TOKEN_PICKERS.device runs it (the same functions), in two timed parts: its kernels
  * (`pickOnDevice` inside tf.tidy: on the CPU backends a kernel runs when its op is called, so
  * this is their time; on a GPU it would be the launches only) into `acc.kernelMs`, and the rest
  * (the uniforms, the read-back of (2 + 2N) x B numbers, unpacking) as host time.
@@ -82,21 +82,11 @@ function writeShape(root: string, shape: ShapeName): string {
 function timedPicker(name: TokenPickerName, acc: { ms: number; kernelMs: number; cpu: number; starts: number[] }): RowsPicker {
   const inner = TOKEN_PICKERS[name];
   const device: RowsPicker = (logits, rands, s) => {
-    const B = logits.shape[0];
-    const u = new Float32Array(B);
-    const uLo = new Float32Array(B);
-    if (s.temperature > 0)
-      rands.forEach((rand, r) => {
-        const x = rand ? rand() : 0;
-        u[r] = x;
-        uLo[r] = x - u[r];
-      });
+    const { u, uLo } = rowUniforms(logits.shape[0], rands, s);
     const k = performance.now();
     const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo)));
     acc.kernelMs += performance.now() - k;
-    const all = out.dataSync() as Float32Array; // [2, B]
-    out.dispose();
-    return { ids: Array.from(all.subarray(0, B)), logp: Array.from(all.subarray(B, 2 * B)) };
+    return readPicks(out, topCount(s, logits.shape[1]));
   };
   return (logits, rands, s) => {
     tf.tidy(() => tf.slice(logits, [0, 0], [1, 1]).dataSync()); // waits for the decode step

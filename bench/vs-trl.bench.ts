@@ -215,7 +215,7 @@ async function runLab(folder: string, prompts: number[][]): Promise<LabFigures> 
   const policies = new BenchPolicies(model);
   const config = resolveRunConfig(
     mergeConfig(presetInput('math-quick'), {
-      update: { epochs: 1, miniBatches: 1, microBatchRows: 0, recompute: false, tapeBudgetMB: 0 },
+      update: { epochs: 1, miniBatches: 1, microBatchRows: 0, recompute: false },
       optimizer: { lr: 1e-5 },
       kl: { coef: 0 },
     }),

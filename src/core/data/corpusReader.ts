@@ -255,13 +255,15 @@ type WorkerMessage = { batch: PassageBatch } | { error: string } | { notJsonl: t
  * count is called wrong.
  */
 export function receivePosted(port: MessagePort, waitMs: number): WorkerMessage | undefined {
+  const first = receiveMessageOnPort(port);
+  if (first) return first.message as WorkerMessage; // the usual case: no waiting set up
   const nap = new Int32Array(new SharedArrayBuffer(4));
   const deadline = performance.now() + waitMs;
   for (;;) {
+    Atomics.wait(nap, 0, 0, 1);
     const got = receiveMessageOnPort(port);
     if (got) return got.message as WorkerMessage;
     if (performance.now() > deadline) return undefined;
-    Atomics.wait(nap, 0, 0, 1);
   }
 }
 

@@ -303,29 +303,44 @@ export function pickOnDevice(logits: tf.Tensor2D, u: tf.Tensor1D, s: PickSetting
   return tf.concat(rowsOut, 0) as tf.Tensor2D; // [2 + 2N, B]
 }
 
+/**
+ * One uniform per row for the device pick (none at temperature 0; 0 for a row that is not
+ * running): u [B] as float32 and the float64 draw's remaining bits uLo = u - fround(u).
+ */
+export function rowUniforms(B: number, rands: readonly (Uniform | null)[], s: PickSettings): { u: Float32Array; uLo: Float32Array } {
+  const u = new Float32Array(B);
+  const uLo = new Float32Array(B);
+  if (s.temperature > 0)
+    rands.forEach((rand, r) => {
+      const x = rand ? rand() : 0;
+      u[r] = x;
+      uLo[r] = x - u[r];
+    });
+  return { u, uLo };
+}
+
+/** Reads back pickOnDevice's [2 + 2N, B] output (once) into RowPicks, and disposes it. */
+export function readPicks(out: tf.Tensor2D, N: number): RowPicks {
+  const B = out.shape[1];
+  const all = out.dataSync() as Float32Array; // waits for the device
+  out.dispose();
+  const picks: RowPicks = { ids: Array.from(all.subarray(0, B)), logp: Array.from(all.subarray(B, 2 * B)) };
+  if (N > 0) {
+    const col = (first: number, r: number) => Array.from({ length: N }, (_, j) => all[(first + j) * B + r]);
+    picks.top = Array.from({ length: B }, (_, r) => ({ ids: col(2, r), logp: col(2 + N, r) }));
+  }
+  return picks;
+}
+
 /** Token pickers by name: the device path, and the host reference it is tested against. */
 export const TOKEN_PICKERS = {
   /** One uniform per running row drawn here, everything else on the backend; reads back (2 + 2N) x B numbers. */
   device: (logits, rands, s) => {
-    const B = logits.shape[0];
-    const u = new Float32Array(B); // [B] fround(u)
-    const uLo = new Float32Array(B); // [B] u - fround(u): the float64 draw's remaining bits
-    if (s.temperature > 0)
-      rands.forEach((rand, r) => {
-        const x = rand ? rand() : 0;
-        u[r] = x;
-        uLo[r] = x - u[r];
-      });
-    const out = tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo)));
-    const all = out.dataSync() as Float32Array; // waits for the device: [2 + 2N, B]
-    out.dispose();
-    const picks: RowPicks = { ids: Array.from(all.subarray(0, B)), logp: Array.from(all.subarray(B, 2 * B)) };
-    const N = topCount(s, logits.shape[1]);
-    if (N > 0) {
-      const col = (first: number, r: number) => Array.from({ length: N }, (_, j) => all[(first + j) * B + r]);
-      picks.top = Array.from({ length: B }, (_, r) => ({ ids: col(2, r), logp: col(2 + N, r) }));
-    }
-    return picks;
+    const { u, uLo } = rowUniforms(logits.shape[0], rands, s);
+    return readPicks(
+      tf.tidy(() => pickOnDevice(logits, tf.tensor1d(u), s, tf.tensor1d(uLo))),
+      topCount(s, logits.shape[1]),
+    );
   },
   /** The whole [B, V] log-softmax read back and walked by pickToken (the slow reference). */
   host: (logits, rands, s) => {
