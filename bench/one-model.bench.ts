@@ -8,7 +8,7 @@
  * Shapes (registry `SHAPES`): the quick presets' policies (d64 x 2 layers; math-quick 2 heads,
  * ctx 256, 32 new tokens; search-quick 4 heads, ctx 512, 104 new tokens) and the `small` preset
  * (d256 x 6, 8 heads). The HF twin is Llama-style: the same width, depth, query heads and head
- * width, half as many KV heads (GQA 2:1), untied head, no q/k norms, the char vocabulary (108
+ * width, as many KV heads as query heads (the twin that models/hf/labFolder.ts writes; decision 067), untied head, no q/k norms, the char vocabulary (108
  * rows), and a SwiGLU width of 8d/3 rounded to 8 so its MLP has the GELU MLP's 8d^2 parameters.
  * The HF model is built in memory (test/core/models/hf/randomModel.ts), no files.
  *
@@ -40,7 +40,7 @@ import type { HfModelConfig } from '../src/core/models/hf/types';
 import { scoreCompletions, scoreCompletionsData, type ScoredPair } from '../src/core/models/logprobs';
 import { mulberry32 } from '../src/core/models/random';
 import { sample } from '../src/core/models/sampler';
-import { CHAR_VOCAB_SIZE } from '../src/core/models/tokenizer';
+import { CHAR_VOCAB_SIZE } from '../src/core/models/vocab';
 import { Transformer } from '../src/core/models/transformer';
 import { AdamW } from '../src/core/train/optimizer';
 import { memorySource, randomHfConfig, randomWeights, weightShapes } from '../test/core/models/hf/randomModel';
@@ -114,7 +114,7 @@ function hfTwin(c: ModelConfig): HfModelConfig {
     intermediateSize: 8 * Math.round((8 * c.dModel) / 3 / 8),
     numLayers: c.nLayers,
     numHeads: c.nHeads,
-    numKvHeads: Math.max(1, c.nHeads / 2),
+    numKvHeads: c.nHeads,
     headDim: hd,
     rmsNormEps: c.normEps,
     maxPositions: c.contextLength,

@@ -106,8 +106,8 @@ export const COMMANDS = {
     run: (args, out) => reportCommand(args, out),
   },
   warmstart: {
-    summary: 'warmstart --preset NAME --out DIR [--epochs N] [--seed N] [--episodes N] [--family lab|hf] [--backend NAME]: produce a warm-start checkpoint',
-    options: ['preset', 'out', 'epochs', 'seed', 'episodes', 'family', 'backend'],
+    summary: 'warmstart --preset NAME --out DIR [--epochs N] [--seed N] [--episodes N] [--backend NAME]: produce a warm start (a model folder)',
+    options: ['preset', 'out', 'epochs', 'seed', 'episodes', 'backend'],
     flags: [],
     run: warmstartCommand,
   },

@@ -83,7 +83,7 @@ const POLICY_SOURCES = {
     const { updates, dir } = runCheckpoint(args, runId);
     const backend = await initBackend({ requested: config.backend });
     const env = buildEnvironment(config, { ...envOptions, purpose: 'eval' });
-    const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
+    const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false });
     try {
       const result = evaluateWith(env, config, modelRunner(config, policies), updates, (done, total) => out(`  ${done}/${total} queries`));
       return { result, who: `run ${runId}, checkpoint of step ${updates} (${dir}); backend ${backend.name}` };
@@ -259,14 +259,13 @@ async function evalRunCheckpoint(args: ParsedArgs, out: Out): Promise<void> {
   const { updates, dir, storedConfig, dbPath } = runCheckpoint(args, runId);
   const config = resolveRunConfig(storedConfig);
   const backend = await initBackend({ requested: config.backend });
-  const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false }); // any model kind (the lab's, a Hugging Face run)
+  const policies = openPolicies(config, { baseDir: labRoot(), resumeDir: dir, withReference: false });
   try {
     const t0 = performance.now();
     const result = evaluate(
       buildEnvironment(config, { purpose: 'eval', indexDir: resolve(dirname(dbPath), `${basename(dbPath)}.corpora`) }),
       config,
       policies,
-      undefined,
       updates,
     );
     out(

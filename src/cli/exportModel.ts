@@ -30,10 +30,11 @@ import { openTensorSource } from '../core/models/hf/safetensorsFile';
 import { saveLoraAdapter } from '../core/models/hf/saveAdapter';
 import { checkFolderDestination, saveMergedModel } from '../core/models/hf/saveModel';
 import { POLICY_FILE } from '../core/policies/hf';
+import { hfModelDir } from '../core/policies/registry';
 import { POLICIES_FILE } from '../core/train/checkpoints';
 import { isInside, realPathOfNew } from '../core/util/fsErrors';
 import type { ParsedArgs } from './args';
-import { getRunOrThrow, labCommand, openLabForReading, runArg } from './lab';
+import { getRunOrThrow, openLabForReading, runArg } from './lab';
 
 export const EXPORT_MODEL_OPTIONS = ['db', 'step', 'role', 'out'];
 export const EXPORT_MODEL_FLAGS = ['merge'];
@@ -82,9 +83,8 @@ function locate(args: ParsedArgs, dest: string): Located {
     const meta = existsSync(listing) ? (JSON.parse(readFileSync(listing, 'utf8')) as { modelKind?: string; policies?: string[] }) : { modelKind: 'lab' };
     if (meta.modelKind !== 'hf')
       throw new Error(
-        `run ${runId} trained the lab's own model, not a Hugging Face model, so there is nothing to convert: its weights are already in ${dir}, ` +
-          `in the lab's checkpoint format (one folder per policy with config.json, model.safetensors in float32 and the character tokenizer.json), ` +
-          `which \`${labCommand()} eval ${runId} --checkpoint N\` and policies.init read; transformers cannot open it`,
+        `run ${runId} trained the lab's former character Transformer (before the one model family): its checkpoint in ${dir} is in that model's own format, ` +
+          'which transformers cannot open and this version no longer reads; a new run of the same preset trains a Hugging Face folder that export-model writes',
       );
     const ids = meta.policies ?? [];
     const role = args.options.role;
@@ -97,8 +97,8 @@ function locate(args: ParsedArgs, dest: string): Located {
     const policyFile = join(dir, policyId, POLICY_FILE);
     const kind = (JSON.parse(readFileSync(policyFile, 'utf8')) as { kind?: string }).kind === 'full' ? 'full' : 'lora';
     const config = resolveRunConfig(run.config);
-    if (!config.policies.init) throw new Error(`run ${runId} has no policies.init (its base model folder)`);
-    const base = resolve(labRoot(), config.policies.init);
+    // policies.init null: the run trained a fresh lab folder (models/hf/labCache.ts), rewritten identically if the cache was cleared.
+    const base = hfModelDir(config, labRoot());
     if (kind === 'lora' && !existsSync(base)) throw new Error(`the base model of run ${runId} is gone: ${base} (the adapter needs it; put the folder back)`);
     checkExportDestination(dest, dbPath, dir);
     return { dir: join(dir, policyId), step: checkpointUpdates(ckpt.step), policyId, kind, base };

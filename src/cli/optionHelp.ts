@@ -57,7 +57,6 @@ const BY_COMMAND: Record<string, Record<string, OptionText>> = {
     out: o('DIR', 'the checkpoint folder to write'),
     epochs: o('N', "supervised passes over the demonstrations (default: the recipe's)"),
     episodes: o('N', "demonstration episodes per task generator (default: the recipe's)"),
-    family: o('NAME', "lab (the lab's own model, a run checkpoint) or hf (a Hugging Face folder of the same shape); default: the recipe's"),
   },
   objective: {
     batch: o('FILE', 'a batch as JSON (events with members, rewards and log-probs); default: a built-in example'),

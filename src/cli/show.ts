@@ -53,15 +53,15 @@ function taskLabel(entry: RunConfig['tasks']['train'][number]): string {
 }
 
 /**
- * The policies' model in words: a Hugging Face run's folder and architecture (`policies.init`,
- * its config.json's model_type; the `model` size preset does not apply to it), else the lab's
- * model preset. Reads config.json only; a folder gone since says so.
+ * The policies' model in words: the folder `policies.init` names and its architecture (its
+ * config.json's model_type; the `model` size preset does not apply to it), else the lab's own
+ * model of the `model` preset. Reads config.json only; a folder gone since says so.
  */
 export function modelText(c: RunConfig): string {
   const init = c.policies.init;
   const dir = init ? resolve(labRoot(), init) : null;
-  if (!dir || !(c.policies.adapter || isHfModelFolder(dir)))
-    return `model ${c.policies.model}${Object.keys(c.policies.modelOverrides).length ? ` ${JSON.stringify(c.policies.modelOverrides)}` : ''}, init ${init ?? 'random'}`;
+  if (!dir || !isHfModelFolder(dir))
+    return `lab model ${c.policies.model}${Object.keys(c.policies.modelOverrides).length ? ` ${JSON.stringify(c.policies.modelOverrides)}` : ''}, init ${init ?? 'random'}`;
   let arch: string;
   try {
     arch = readHfConfig(dir).architecture;

@@ -1,12 +1,12 @@
 /**
- * `srpo-lab warmstart --preset NAME --out DIR [--epochs N] [--seed N] [--episodes N] [--family lab|hf]`: produces a preset's
- * warm-start checkpoint (src/core/train/warmstart.ts: supervised training on demonstrations)
- * for `policies.init` to point at; the presets expect resources/warmstart/<workflow>-tiny (and
- * <workflow>-tiny-hf for the -hf presets, whose recipe writes a Hugging Face folder).
+ * `srpo-lab warmstart --preset NAME --out DIR [--epochs N] [--seed N] [--episodes N]`: produces a
+ * preset's warm start, a Hugging Face folder of its lab shape (src/core/train/warmstart.ts:
+ * supervised training on demonstrations) for `policies.init` to point at; the presets expect
+ * resources/warmstart/<workflow>-tiny.
  * Runs in this process. Tests: test/core/train/warmstart.test.ts (the work), test/cli (errors).
  */
 import { resolve } from 'node:path';
-import { PRESET_NAMES, WARM_START_FAMILY_NAMES, type WarmStartFamily } from '../core/config';
+import { PRESET_NAMES } from '../core/config';
 import { initBackend } from '../core/models/backend';
 import { produceWarmStart } from '../core/train/warmstart';
 import type { ParsedArgs } from './args';
@@ -28,13 +28,10 @@ export async function warmstartCommand(args: ParsedArgs, out: (line: string) => 
   const epochs = intOption(args, 'epochs');
   const seed = intOption(args, 'seed');
   const episodes = intOption(args, 'episodes');
-  const family = args.options.family;
-  if (family !== undefined && !(WARM_START_FAMILY_NAMES as readonly string[]).includes(family))
-    throw new Error(`--family expects one of ${WARM_START_FAMILY_NAMES.join(', ')}, got ${family}`);
   const backend = await initBackend({ requested: args.options.backend as never });
   out(`backend ${backend.name}`);
   const t0 = performance.now();
-  const result = await produceWarmStart({ preset, out: dir, epochs, seed, episodes, family: family as WarmStartFamily | undefined, log: out });
+  const result = await produceWarmStart({ preset, out: dir, epochs, seed, episodes, log: out });
   out(
     `wrote ${result.dir} in ${num((performance.now() - t0) / 1000, 1)} s (${result.demonstrations} demonstrations, ${result.reports.length} epoch reports); use it with --set policies.init=${resolve(result.dir)}`,
   );

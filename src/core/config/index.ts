@@ -1,17 +1,7 @@
 /** Run configuration and presets: public surface. */
 export { applySets } from './overrides';
 export { runConfigSchema, resolveRunConfig, setPath, type RunConfig, type RunConfigInput } from './runConfig';
-export {
-  DEFAULT_WARM_START,
-  PRESETS,
-  PRESET_NAMES,
-  WARM_START_FAMILY_NAMES,
-  WARMSTART_DIR,
-  warmStartRecipe,
-  type PresetName,
-  type WarmStartFamily,
-  type WarmStartRecipe,
-} from './presets';
+export { DEFAULT_WARM_START, PRESETS, PRESET_NAMES, WARMSTART_DIR, warmStartRecipe, type PresetName, type WarmStartRecipe } from './presets';
 export { assertPresetModelFolder, mergeConfig, presetConfig, presetInput, presetNeedsModelFolder } from './presetResolve';
 export {
   assertRunConfigPaths,

@@ -4,26 +4,26 @@
  * path is refused before any run exists, instead of failing inside the engine. A registry: each
  * path field names how to read it and its check; a check returns null (fine) or a message.
  *
- * `policies.init` must be a folder the engine can start from (src/core/train/checkpoints.ts):
- * - a model folder: `config.json` plus `model.safetensors` (the lab's own checkpoints, and a
- *   Hugging Face model folder) or `model.safetensors.index.json` (a sharded HF model); or
- * - a run checkpoint: one sub-folder per policy, each a model folder.
+ * `policies.init` must be a Hugging Face model folder the engine can start from: `config.json`
+ * naming a `model_type`, plus `model.safetensors` or `model.safetensors.index.json` (a sharded
+ * model). The lab's own warm starts are such folders (models/hf/labFolder.ts). A checkpoint of
+ * the lab's former character Transformer (a config.json without `model_type`, or one sub-folder
+ * per policy) is refused, saying how to make its successor (policies/registry.ts, decision 069).
  * Messages name the field, the path given and what was expected, never what the folder holds:
  * an error must not become a way to list a folder. In web mode these checks run only on paths
  * inside the folders `serve --allow` names (src/core/host/pathRoots.ts checks first, with one
  * refusal for every path outside them), so "does not exist" says nothing about the rest of the disk.
  *
- * Not here: reading checkpoints (models/checkpoint.ts), resolving defaults (runConfig.ts).
+ * Not here: reading the folder (models/hf/load.ts), resolving defaults (runConfig.ts).
  * Tests: test/core/config/initPath.test.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { missingDataSlots, missingDataSlotsMessage } from '../data/datasetTasks';
-import { CHECKPOINT_FILES } from '../models/checkpoint';
 import type { RunConfig } from './runConfig';
 
 /** The weights file of a model folder: one file, or the index of a sharded Hugging Face model. */
-export const MODEL_WEIGHT_FILES: readonly string[] = [CHECKPOINT_FILES.weights, 'model.safetensors.index.json'];
+export const MODEL_WEIGHT_FILES: readonly string[] = ['model.safetensors', 'model.safetensors.index.json'];
 
 const isFile = (p: string): boolean => {
   try {
@@ -43,7 +43,7 @@ const isDir = (p: string): boolean => {
 
 /** Whether `dir` holds one model: config.json and its weights. */
 export function isModelFolder(dir: string): boolean {
-  return isFile(path.join(dir, CHECKPOINT_FILES.config)) && MODEL_WEIGHT_FILES.some((f) => isFile(path.join(dir, f)));
+  return isFile(path.join(dir, 'config.json')) && MODEL_WEIGHT_FILES.some((f) => isFile(path.join(dir, f)));
 }
 
 /** Whether `dir` holds a Hugging Face config.json (it names a `model_type`; the lab's own does not). */
@@ -77,17 +77,20 @@ export function checkInitPath(init: string, baseDir = labRoot()): string | null 
   const shown = path.isAbsolute(init) ? `"${init}"` : `"${init}" (resolved against the lab folder: ${dir})`;
   if (!fs.existsSync(dir)) return `${shown} does not exist`;
   if (!isDir(dir)) return `${shown} is not a folder`;
-  if (isModelFolder(dir)) return null;
-  const expected = `expected ${CHECKPOINT_FILES.config} with ${MODEL_WEIGHT_FILES.join(' or ')}, or one sub-folder per policy holding them`;
+  const former =
+    `is a checkpoint of the lab's former character Transformer, which this version no longer reads (its weights do not convert to the one model family's). ` +
+    'Make a new warm start: npm run lab -- warmstart --preset NAME --out DIR (the quick presets ship theirs in resources/warmstart)';
+  if (isModelFolder(dir)) return isHfModelFolder(dir) ? null : `${shown} ${former}`;
+  const expected = 'expected a Hugging Face model folder: config.json (with model_type) and model.safetensors or model.safetensors.index.json';
   let subdirs: string[];
   try {
     subdirs = fs.readdirSync(dir).filter((n) => isDir(path.join(dir, n)));
   } catch {
     return `${shown} cannot be read`;
   }
-  // The engine loads every sub-folder as a policy checkpoint: all of them must be model folders.
-  if (subdirs.length === 0 || !subdirs.every((n) => isModelFolder(path.join(dir, n)))) return `${shown} is not a checkpoint folder (${expected})`;
-  return null;
+  // One sub-folder per policy, each a model folder: the former run-checkpoint layout.
+  if (subdirs.length > 0 && subdirs.every((n) => isModelFolder(path.join(dir, n)))) return `${shown} ${former}`;
+  return `${shown} is not a model folder (${expected})`;
 }
 
 interface PathField {

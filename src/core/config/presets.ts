@@ -2,12 +2,11 @@
  * Named run presets: a typed registry of partial configs layered on the defaults (and, for the
  * baselines and ablations, on `math-quick`). `presetConfig(name, overrides)` (presetResolve.ts) resolves one.
  *
- * - math-quick / search-quick: built-in tasks, tiny models warm-started from resources/warmstart,
- *   sized for 2 CPU cores (a few minutes per run). math-quick-hf / search-quick-hf: the same runs
- *   with the policy as a Hugging Face folder of the same shape (models/hf/labFolder.ts), run by
- *   the HF path with full fine-tuning (issue 29: one model family).
+ * - math-quick / search-quick: built-in tasks, the lab's tiny character models (Hugging Face
+ *   folders, models/hf/labFolder.ts) warm-started from resources/warmstart, full fine-tuning,
+ *   sized for 2 CPU cores (a few minutes per run).
  * - math-paper / search-paper: the paper's shapes (section 5: G = 8, n = 16, K up to 3 solvers
- *   or searchers, router-chosen K) on the lab's own random-init base model: shapes only (a
+ *   or searchers, router-chosen K) on the lab's own random-init base-size model: shapes only (a
  *   random model does not learn the tasks); the bases of the *-paper-data and real-model presets.
  * - math-qwen3-0.6b, math-qwen3-1.7b (shared and -per-role LoRA), search-qwen2.5-1.5b: the same
  *   shapes on real Hugging Face models (issue 14), for a GPU; `--set policies.init=MODEL_DIR`.
@@ -53,17 +52,7 @@ export interface WarmStartRecipe {
    * start where a tiny model's own copying errors already leave RL plenty to fix.
    */
   errorRate?: number;
-  /**
-   * The model family the warm start writes (train/warmstart.ts): 'lab', the lab's own Transformer
-   * as a run checkpoint (the default), or 'hf', the same shape as a Hugging Face model folder
-   * (models/hf/labFolder.ts) that the HF path runs.
-   */
-  family?: WarmStartFamily;
 }
-
-/** The model families a warm start can write. */
-export const WARM_START_FAMILY_NAMES = ['lab', 'hf'] as const;
-export type WarmStartFamily = (typeof WARM_START_FAMILY_NAMES)[number];
 
 /** Used for presets without a recipe of their own. */
 export const DEFAULT_WARM_START: WarmStartRecipe = { episodes: 150, epochs: 8 };
@@ -83,8 +72,6 @@ export function warmStartRecipe(name: string): WarmStartRecipe {
 export const PRESET_NAMES = [
   'math-quick',
   'search-quick',
-  'math-quick-hf',
-  'search-quick-hf',
   'math-paper',
   'search-paper',
   'math-paper-data',
@@ -120,7 +107,7 @@ export const SEARCH_PAPER_EVAL = ['nq', 'triviaqa', 'popqa', 'hotpotqa', '2wiki'
  * warm start and tens of RL steps in minutes on 2 CPU cores, and a checkpoint of ~0.5 MB. */
 const QUICK_MODEL = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
 
-/** The quick presets' warm starts (the -hf twins share theirs, family 'hf'). */
+/** The quick presets' warm starts. */
 const MATH_QUICK_WARM_START: WarmStartRecipe = { episodes: 400, epochs: 12 };
 const SEARCH_QUICK_WARM_START: WarmStartRecipe = { episodes: 200, epochs: 16, dataSeeds: 3, errorRate: 0.05 };
 
@@ -178,22 +165,6 @@ export const PRESETS = {
       checkpointEvery: 10,
     },
     warmStart: SEARCH_QUICK_WARM_START,
-  },
-  'math-quick-hf': {
-    description: "math-quick on the lab's model as a Hugging Face folder (Llama-style, character tokenizer), full fine-tuning",
-    // The same run as math-quick; the policy is the lab shape's twin in the Hugging Face family
-    // (models/hf/labFolder.ts), warm-started the same way (`srpo-lab warmstart --preset math-quick-hf`).
-    base: 'math-quick',
-    patch: { policies: { init: `${WARMSTART_DIR}/math-tiny-hf`, adapter: null } },
-    warmStart: { ...MATH_QUICK_WARM_START, family: 'hf' },
-  },
-  'search-quick-hf': {
-    description: "search-quick on the lab's model as a Hugging Face folder (Llama-style, character tokenizer), full fine-tuning",
-    // As math-quick-hf: the same run as search-quick with the lab shape's Hugging Face twin
-    // (`srpo-lab warmstart --preset search-quick-hf`).
-    base: 'search-quick',
-    patch: { policies: { init: `${WARMSTART_DIR}/search-tiny-hf`, adapter: null } },
-    warmStart: { ...SEARCH_QUICK_WARM_START, family: 'hf' },
   },
   'math-paper': {
     description: 'Paper-shaped math run (G = 8, router-chosen K <= 3, n = 16) on the base model: for a GPU',

@@ -1,39 +1,37 @@
 /**
  * Whether a run's first prompts and `rollout.maxNewTokens` fit in the model's context, checked
  * when the config is resolved (validateRunConfig.ts, rule `promptRoom`) instead of after the
- * model has loaded. Everything here is cheap: the model's context comes from config.json
- * (the lab's own: `contextLength` of policies.init's checkpoint, else of policies.model with its
- * overrides; a Hugging Face folder: `max_position_embeddings`), and the prompts are the first
- * active set of one episode per built-in task (train and test split), rendered as the policy
- * will see them: the lab's character tokens (plus `<bos>` and the role marker), or the folder's
- * tokenizer.json through its chat template (read once per folder and file version).
+ * model has loaded. Everything here is cheap: the model's context is `max_position_embeddings`
+ * of its config.json (policies.init's folder, or, with policies.init null, the lab model's files
+ * written without weights: models/hf/labCache.ts), and the prompts are the first active set of
+ * one episode per built-in task (train and test split), rendered as the policy will see them:
+ * the folder's tokenizer.json through its chat template (read once per folder and file version).
  *
- * What it cannot see: later prompts (they grow with the team's context; the lab's model cuts
- * those to fit, a Hugging Face run refuses them when they come), dataset-file tasks (their rows
- * are read by the engine), the external workflow (its program writes the prompts).
+ * What it cannot see: later prompts (they grow with the team's context; a run refuses them when
+ * they come), dataset-file tasks (their rows are read by the engine), the external workflow (its
+ * program writes the prompts).
  * Not here: the other cross-field rules (validateRunConfig.ts). Tests: test/core/config/upFront.test.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { getTaskGenerator, TASK_NAMES, type TaskSplit } from '../data/tasks';
-import { MODEL_PRESETS, type ModelPresetName } from '../models/config';
 import { readHfConfig } from '../models/hf/config';
-import { LAB_ROLE_VARIABLE } from '../models/hf/labFolder';
+import { labModelFilesDir } from '../models/hf/labCache';
+import { LAB_ROLE_VARIABLE, POSITION_ROOM } from '../models/hf/labFolder';
 import { HfTokenizer } from '../models/hf/tokenizer';
-import { CharTokenizer } from '../models/tokenizer';
 import { chatMessages } from '../workflows/chatPrompts';
 import { getWorkflow } from '../workflows/registry';
 import type { MemberRequest } from '../workflows/types';
+import { labShapeOf } from './labShape';
 import type { RunConfig } from './runConfig';
 
-/** The model's context as config.json (or the preset) states it, and where that number comes from. */
+/** The model's context as config.json states it, and where that number comes from. */
 export interface ModelContext {
   positions: number;
   /** What the user would change to raise it, e.g. `policies.modelOverrides.contextLength`. */
   source: string;
-  kind: 'lab' | 'hf';
-  /** The Hugging Face folder (its tokenizer renders the prompts). */
-  hfDir?: string;
+  /** The model folder (its tokenizer renders the prompts). */
+  dir: string;
 }
 
 /** One first prompt: which task and role, and its length in the policy's tokens. */
@@ -44,44 +42,22 @@ export interface PromptLength {
   tokens: number;
 }
 
-/** The context of the model a config trains; null when it cannot be read (the `paths` rule says why). */
-export function modelContext(
-  config: RunConfig,
-  baseDir: string,
-  labFolderConfigs: (dir: string) => { config: Record<string, unknown> }[] | null,
-): ModelContext | null {
-  if (config.policies.init !== null) {
-    const dir = path.resolve(baseDir, config.policies.init);
-    let lab: ReturnType<typeof labFolderConfigs>;
-    try {
-      lab = labFolderConfigs(dir);
-    } catch {
-      return null;
+/** The context of the model a config trains; null when it cannot be read (the `paths` and `heads` rules say why). */
+export function modelContext(config: RunConfig, baseDir: string): ModelContext | null {
+  try {
+    if (config.policies.init !== null) {
+      const dir = path.resolve(baseDir, config.policies.init);
+      return { positions: readHfConfig(dir).maxPositions, source: "policies.init's max_position_embeddings: a model trained for longer inputs", dir };
     }
-    if (lab === null) {
-      try {
-        return {
-          positions: readHfConfig(dir).maxPositions,
-          source: "policies.init's max_position_embeddings: a model trained for longer inputs",
-          kind: 'hf',
-          hfDir: dir,
-        };
-      } catch {
-        return null; // a config.json the loader refuses: the loader says so, naming the field
-      }
-    }
-    const lengths = lab.map((f) => f.config.contextLength).filter((n): n is number => typeof n === 'number');
-    if (!lengths.length) return null;
+    const dir = labModelFilesDir(labShapeOf(config));
     return {
-      positions: Math.min(...lengths),
-      source: "contextLength in policies.init's config.json (set policies.init to null to train a longer context from scratch)",
-      kind: 'lab',
+      positions: readHfConfig(dir).maxPositions,
+      source: `policies.modelOverrides.contextLength (the lab model's max_position_embeddings is ${POSITION_ROOM} x contextLength)`,
+      dir,
     };
+  } catch {
+    return null; // a folder or shape the loader refuses: the loader or another rule says so, naming the field
   }
-  const preset = MODEL_PRESETS[config.policies.model as ModelPresetName];
-  if (!preset) return null;
-  const own = (config.policies.modelOverrides as { contextLength?: number }).contextLength;
-  return { positions: own ?? preset.config.contextLength, source: 'policies.modelOverrides.contextLength', kind: 'lab' };
 }
 
 const tokenizers = new Map<string, { stamp: string; tokenizer: HfTokenizer }>();
@@ -111,24 +87,15 @@ function firstMembers(config: RunConfig, id: string, question: string, answers: 
 
 /** Token lengths of the first prompts of each built-in task of the config (train split of tasks.train, test split of tasks.eval). */
 export function firstPromptLengths(config: RunConfig, context: ModelContext): PromptLength[] {
-  const encode: (m: MemberRequest) => number =
-    context.kind === 'hf'
-      ? (() => {
-          const tok = hfTokenizer(context.hfDir!);
-          const thinking = config.workflow.enableThinking ?? undefined;
-          // The role as policies/hf.ts passes it (the lab's character folders put their marker from it).
-          return (m) =>
-            tok.applyChatTemplate(chatMessages(m.instruction, m.prompt), {
-              addGenerationPrompt: true,
-              enableThinking: thinking,
-              extra: { [LAB_ROLE_VARIABLE]: m.role },
-            }).ids.length;
-        })()
-      : (() => {
-          const tok = new CharTokenizer();
-          // <bos>, the role marker (every lab layout puts one in), then the text (policies/lab.ts encodePrompt).
-          return (m) => 2 + tok.encode(m.prompt, { special: false }).length;
-        })();
+  const tok = hfTokenizer(context.dir);
+  const thinking = config.workflow.enableThinking ?? undefined;
+  // The role as policies/hf.ts passes it (the lab's character folders put their marker from it).
+  const encode = (m: MemberRequest): number =>
+    tok.applyChatTemplate(chatMessages(m.instruction, m.prompt), {
+      addGenerationPrompt: true,
+      enableThinking: thinking,
+      extra: { [LAB_ROLE_VARIABLE]: m.role },
+    }).ids.length;
   const out: PromptLength[] = [];
   const lists: [readonly unknown[], TaskSplit][] = [
     [config.tasks.train, 'train'],

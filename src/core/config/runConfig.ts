@@ -15,7 +15,7 @@ import { datasetTaskSchema, fileSha256, fillDataSlot, stampDatasetTask } from '.
 import { TASK_NAMES } from '../data/tasks';
 import { BACKEND_NAMES } from '../models/backend';
 import { MODEL_PRESET_NAMES } from '../models/config';
-import { POLICY_SET_KINDS } from '../models/policySet';
+import { POLICY_SET_KINDS } from '../models/sharing';
 import { objectiveConfigSchema } from '../srpo/config';
 import { assertNoForbiddenKeys, forbiddenKeyMessage, isForbiddenKey } from '../../shared/inputGuards';
 import { FieldProblemsError, schemaError } from '../util/schemaError';

@@ -5,19 +5,11 @@
  * registry: each rule names the fields it reads and returns field errors (path + a sentence).
  *
  * - `paths`: `policies.init` (and the dataset slots) exist and are loadable (initPath.ts, reused).
- * - `heads`: the model built from `policies.model` + `policies.modelOverrides` is valid: nHeads
- *   divides dModel, mlpRatio x dModel is whole (models/config.ts owns those checks; this runs
- *   them here instead of in the engine). Skipped when `policies.init` is set: the folder's
- *   config.json decides the shape.
- * - `initShape`: a run that starts from the lab's own checkpoint (`policies.init`) takes its
- *   shape from the folder's config.json, so a `modelOverrides` value that disagrees with it is
- *   refused (it would be recorded in the run's config, its diff and its reports, yet ignored).
- *   Overrides equal to the folder's (the presets' QUICK_MODEL on their warm starts) are fine.
- *   A Hugging Face folder (config.json with `model_type`) is left to the HF path
- *   (src/core/policies/hf.ts): its config.json decides, and the engine's log names the shape.
- * - `adapter`: LoRA (`policies.adapter`) needs a Hugging Face folder in `policies.init`; the lab's
- *   own model has no frozen base to adapt (it trains all its weights), so it is refused here
- *   rather than by the engine's loader after the run exists.
+ * - `heads`: the lab model built from `policies.model` + `policies.modelOverrides` (when
+ *   `policies.init` is null) is valid: nHeads divides dModel, mlpRatio x dModel is whole
+ *   (models/config.ts owns those checks), and its head width is even (RoPE rotates pairs).
+ *   Skipped when `policies.init` is set: the folder's config.json decides the shape, and
+ *   `giveWayToModelFolder` clears the overrides.
  * - `promptRoom`: the first prompts plus `rollout.maxNewTokens` fit in the model's context
  *   (promptRoom.ts: the context from config.json or the preset, the prompts rendered as the
  *   policy reads them), with the numbers and the fields to change in the message.
@@ -25,10 +17,9 @@
  * Not here: one field's own range (the zod schema), reading the weights.
  * Tests: test/core/config/crossField.test.ts.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MODEL_PRESET_NAMES, MODEL_PRESETS, modelConfigSchema, type ModelPresetName } from '../models/config';
-import { isModelFolder, labRoot, runConfigPathErrors } from './initPath';
+import { isHfModelFolder, labRoot, runConfigPathErrors } from './initPath';
 import { firstPromptLengths, modelContext } from './promptRoom';
 import type { RunConfig } from './runConfig';
 
@@ -44,21 +35,6 @@ interface CrossFieldRule {
   check(config: RunConfig, baseDir: string): ConfigProblem[];
 }
 
-/** config.json of each policy a lab checkpoint folder holds (itself, or one sub-folder per policy); null for a Hugging Face folder. */
-function labFolderConfigs(dir: string): { where: string; config: Record<string, unknown> }[] | null {
-  // Messages quote config.json values only, never the folder's entries (see initPath.ts).
-  const read = (d: string): Record<string, unknown> => JSON.parse(fs.readFileSync(path.join(d, 'config.json'), 'utf8')) as Record<string, unknown>;
-  const folders = isModelFolder(dir)
-    ? [dir]
-    : fs
-        .readdirSync(dir)
-        .map((n) => path.join(dir, n))
-        .filter((d) => isModelFolder(d));
-  const out = folders.map((d) => ({ where: d, config: read(d) }));
-  if (out.some((o) => typeof o.config.model_type === 'string')) return null;
-  return out;
-}
-
 export const CROSS_FIELD_RULES = {
   paths: {
     what: 'policies.init and the dataset slots name files the engine can load',
@@ -72,7 +48,12 @@ export const CROSS_FIELD_RULES = {
       const overrides = c.policies.modelOverrides as Record<string, unknown>;
       const input = { ...MODEL_PRESETS[c.policies.model as ModelPresetName].config, ...overrides };
       const r = modelConfigSchema.safeParse(input);
-      if (r.success) return [];
+      if (r.success) {
+        const width = r.data.dModel / r.data.nHeads;
+        if (width % 2 === 0) return [];
+        const field = 'nHeads' in overrides ? 'policies.modelOverrides.nHeads' : 'policies.modelOverrides';
+        return [{ path: field, message: `the head width dModel / nHeads = ${width} must be even (RoPE rotates pairs of channels): change dModel or nHeads` }];
+      }
       return r.error.issues.map((i) => {
         const field = String(i.path[0] ?? '');
         const own = field in overrides;
@@ -83,57 +64,11 @@ export const CROSS_FIELD_RULES = {
       });
     },
   },
-  initShape: {
-    what: 'a lab checkpoint in policies.init decides the shape: modelOverrides must agree with its config.json',
-    check: (c, baseDir) => {
-      const overrides = Object.entries(c.policies.modelOverrides as Record<string, unknown>);
-      if (c.policies.init === null || overrides.length === 0) return [];
-      const dir = path.resolve(baseDir, c.policies.init);
-      let folders: ReturnType<typeof labFolderConfigs>;
-      try {
-        folders = labFolderConfigs(dir);
-      } catch {
-        return []; // unreadable: the `paths` rule says so
-      }
-      if (folders === null) return [];
-      const out: ConfigProblem[] = [];
-      for (const [key, value] of overrides) {
-        const differs = folders.find((f) => f.config[key] !== value);
-        if (!differs) continue;
-        out.push({
-          path: `policies.modelOverrides.${key}`,
-          message:
-            `${key} = ${JSON.stringify(value)} disagrees with the checkpoint in policies.init ` +
-            `(its config.json has ${key} = ${JSON.stringify(differs.config[key] ?? null)}): ` +
-            `a run that starts from policies.init takes its shape from the folder. ` +
-            `Remove the override, or set policies.init to null to train this shape from scratch.`,
-        });
-      }
-      return out;
-    },
-  },
-  adapter: {
-    what: 'LoRA adapters (policies.adapter) need a Hugging Face model folder in policies.init',
-    check: (c, baseDir) => {
-      if (c.policies.adapter === null || c.policies.kind !== 'model') return [];
-      const message =
-        "LoRA adapters need a Hugging Face model folder in policies.init; the lab's own model trains all its weights. " +
-        'Set policies.adapter to null (full fine-tuning), or name a Hugging Face folder (config.json, tokenizer.json, safetensors) in policies.init.';
-      if (c.policies.init === null) return [{ path: 'policies.adapter.kind', message }];
-      let folders: ReturnType<typeof labFolderConfigs>;
-      try {
-        folders = labFolderConfigs(path.resolve(baseDir, c.policies.init));
-      } catch {
-        return []; // unreadable: the `paths` rule says so
-      }
-      return folders === null ? [] : [{ path: 'policies.adapter.kind', message }];
-    },
-  },
   promptRoom: {
     what: 'the first prompts plus rollout.maxNewTokens fit in the model context (contextLength / max_position_embeddings)',
     check: (c, baseDir) => {
       if (c.policies.kind !== 'model') return [];
-      const context = modelContext(c, baseDir, labFolderConfigs);
+      const context = modelContext(c, baseDir);
       if (context === null) return [];
       const maxNew = c.rollout.maxNewTokens;
       let lengths: ReturnType<typeof firstPromptLengths>;
@@ -182,7 +117,7 @@ export function assertCrossFieldRules(config: RunConfig, baseDir = labRoot()): v
 }
 
 /**
- * A run whose `policies.init` names a Hugging Face folder takes its shape from that folder's
+ * A run whose `policies.init` names a model folder takes its shape from that folder's
  * config.json; the lab model's size fields (`policies.modelOverrides`, e.g. a preset's small
  * shape) then give way. They are cleared here, where a new run's config is resolved (the API's
  * validate/create, `lab train`), so the stored config, its diff and the reports never record
@@ -191,12 +126,6 @@ export function assertCrossFieldRules(config: RunConfig, baseDir = labRoot()): v
  */
 export function giveWayToModelFolder(config: RunConfig, baseDir = labRoot()): RunConfig {
   if (config.policies.init === null || Object.keys(config.policies.modelOverrides as object).length === 0) return config;
-  let folders: ReturnType<typeof labFolderConfigs>;
-  try {
-    folders = labFolderConfigs(path.resolve(baseDir, config.policies.init));
-  } catch {
-    return config; // unreadable: the `paths` rule says so
-  }
-  if (folders !== null) return config;
+  if (!isHfModelFolder(path.resolve(baseDir, config.policies.init))) return config; // the `paths` rule says why
   return { ...config, policies: { ...config.policies, modelOverrides: {} } };
 }

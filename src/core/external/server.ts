@@ -23,7 +23,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import type { Role } from '../models/tokenizer';
+import type { Role } from '../models/vocab';
 import type { Policies, SampledCompletion, SampledMember } from '../policies/types';
 import { schemaError } from '../util/schemaError';
 import type { PolicyRole } from '../workflows/types';

@@ -1,6 +1,8 @@
 /**
- * How a run's token ids read as text in the trace viewer: the lab's own models through their
- * character table, a Hugging Face run through its model folder's tokenizer (each id decoded on
+ * How a run's token ids read as text in the trace viewer: a run of the lab's own model
+ * (`policies.init` null, and every run recorded before the one model family) through the
+ * character table its folders' tokenizer.json holds (models/vocab.ts), any other run through its
+ * model folder's tokenizer (each id decoded on
  * its own, so a byte-level piece of a multi-byte character shows as U+FFFD; special tokens as
  * written, e.g. `<|im_end|>`). Tokenizers are cached per folder; a folder that is gone or
  * unreadable falls back to `<id>` pieces rather than failing the read.
@@ -10,7 +12,7 @@
 import * as path from 'node:path';
 import { isHfModelFolder, labRoot } from '../config';
 import { HfTokenizer } from '../models/hf/tokenizer';
-import { CHARACTERS, SPECIAL_TOKENS } from '../models/tokenizer';
+import { CHARACTERS, SPECIAL_TOKENS } from '../models/vocab';
 
 const CHAR_TEXT: readonly string[] = [...SPECIAL_TOKENS, ...CHARACTERS];
 

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { formatSchemaError } from '../util/schemaError';
-import { CHAR_VOCAB_SIZE } from './tokenizer';
+import { CHAR_VOCAB_SIZE } from './vocab';
 
 export const modelConfigSchema = z
   .object({

@@ -46,9 +46,9 @@ import { saveMergedModel } from '../models/hf/saveModel';
 import { checkTokenizerFitsModel, HfTokenizer } from '../models/hf/tokenizer';
 import type { HfGenerationConfig, HfModelConfig, TensorSource } from '../models/hf/types';
 import { expectedWeights } from '../models/hf/weights';
-import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/policySet';
+import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/sharing';
 import { mixSeed } from '../models/random';
-import { ROLES, type Role } from '../models/tokenizer';
+import { ROLES, type Role } from '../models/vocab';
 import { chatMessages } from '../workflows/chatPrompts';
 import type { InstructionName } from '../workflows/prompts';
 import {

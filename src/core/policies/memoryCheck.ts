@@ -18,8 +18,8 @@ import * as os from 'node:os';
 import type { BackendName } from '../models/backend';
 import { estimateHfMemory } from '../models/hf/memory';
 import type { HfModelConfig } from '../models/hf/types';
-import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/policySet';
-import { ROLES } from '../models/tokenizer';
+import { POLICY_SET_LAYOUTS, type PolicySetKind } from '../models/sharing';
+import { ROLES } from '../models/vocab';
 
 /** Overrides the backend's figure (bytes): a GPU shared with others, or a test. */
 export const MEMORY_ENV = 'SRPO_LAB_MEMORY_BYTES';

@@ -1,25 +1,33 @@
 /**
- * Which model a run trains, as a typed registry keyed by model kind: the lab's own Transformer
- * (lab.ts) or a Hugging Face folder (hf.ts). The kind follows the run config: `policies.adapter`
- * set, or `policies.init` naming a Hugging Face folder (a config.json with `model_type`), is
- * 'hf'; anything else 'lab'. A resume reads the kind its checkpoint recorded (POLICIES_FILE).
- * `openPolicies` builds the run's policies, fresh or from a run checkpoint, after the checks that
- * must come before loading (the model folder exists, the run fits the backend's memory).
+ * Which model a run trains. There is one model family (issue 29): every run trains a Hugging
+ * Face folder through hf.ts, either the one `policies.init` names or, with `policies.init` null,
+ * the lab's own small model of the shape `policies.model` + `modelOverrides` names, written as
+ * such a folder (models/hf/labCache.ts). `openPolicies` builds the run's policies, fresh or from a run
+ * checkpoint, after the checks that must come before loading (the folder exists, the run fits the
+ * backend's memory).
  *
- * Not here: the lab's checkpoint reading (labInit.ts), the HF loader (models/hf).
- * Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts, test/core/train/trainer.test.ts.
+ * A run checkpoint records its model kind (POLICIES_FILE). Checkpoints of the lab's removed
+ * character Transformer ('lab') cannot be read: its architecture (learned positions, GELU MLP)
+ * has no counterpart in the family, so its weights do not convert; a resume of such a run is
+ * refused here with what to do instead (decision 069).
+ *
+ * Not here: the HF loader (models/hf). Tests: test/core/train/hfPolicies.test.ts,
+ * test/engine/hfRun.test.ts, test/core/models/hf/labCache.test.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isHfModelFolder, type RunConfig } from '../config';
+import type { RunConfig } from '../config';
+import { labShapeOf } from '../config/labShape';
+import { labModelDir } from '../models/hf/labCache';
 import { currentBackend } from '../models/backend';
 import { readHfConfig } from '../models/hf/config';
 import type { HfAdapterConfig } from '../models/hf/model';
 import { HfPolicies } from './hf';
-import { LabPolicies } from './lab';
-import { initialPolicies, loadPolicies, POLICIES_FILE } from './labInit';
 import { checkModelFits, hfMemoryPlan } from './memoryCheck';
 import { POLICY_MODEL_KINDS, type Policies, type PolicyModelKind } from './types';
+
+/** At the root of a run checkpoint: { modelKind, sharing, policies } (read on a resume). */
+export const POLICIES_FILE = 'policies.json';
 
 export interface OpenPoliciesOptions {
   /** Where a relative policies.init resolves. */
@@ -43,14 +51,10 @@ export function adapterSettings(config: RunConfig): HfAdapterConfig | null {
   return a ? { r: a.r, alpha: a.alpha, rslora: a.rslora, targetModules: [...a.targetModules], dropout: a.dropout } : null;
 }
 
-/** The run's Hugging Face folder (absolute), or an error saying how to give one. */
+/** The run's model folder (absolute): `policies.init`, or the lab model's folder when it is null. */
 export function hfModelDir(config: RunConfig, baseDir: string): string {
   const init = config.policies.init;
-  if (!init) {
-    throw new Error(
-      'run config: field "policies.init": this run trains a Hugging Face model and needs its folder: --set policies.init=PATH (config.json, tokenizer.json and the safetensors weights)',
-    );
-  }
+  if (!init) return labModelDir(labShapeOf(config), config.seed);
   const dir = path.resolve(baseDir, init);
   if (!fs.existsSync(dir))
     throw new Error(
@@ -60,20 +64,6 @@ export function hfModelDir(config: RunConfig, baseDir: string): string {
 }
 
 export const POLICY_MODELS = {
-  lab: {
-    description: "the lab's own character-level Transformer (random, warm-started, or a run checkpoint)",
-    open: (config, o) => {
-      const start = o.resumeDir ? loadPolicies(o.resumeDir, config) : initialPolicies(config, o.baseDir);
-      try {
-        // The KL reference is the run's starting policy, frozen (a second copy).
-        const reference = wantsReference(config, o) ? initialPolicies(config, o.baseDir).policies : null;
-        return new LabPolicies(start.policies, start.tokenizer, reference);
-      } catch (err) {
-        start.policies.dispose();
-        throw err;
-      }
-    },
-  },
   hf: {
     description: 'a Hugging Face model folder (Qwen3, Qwen2/2.5, Llama 3): LoRA adapters over one frozen base, or full fine-tuning',
     open: (config, o) => {
@@ -100,22 +90,23 @@ export const POLICY_MODELS = {
   },
 } satisfies Record<PolicyModelKind, PolicyKindEntry>;
 
-/** The model kind of a run (see the header). */
-export function modelKindOf(config: RunConfig, baseDir: string, resumeDir?: string): PolicyModelKind {
-  if (resumeDir) {
-    const file = path.join(resumeDir, POLICIES_FILE);
-    if (fs.existsSync(file)) {
-      const kind = (JSON.parse(fs.readFileSync(file, 'utf8')) as { modelKind?: unknown }).modelKind;
-      if (!(POLICY_MODEL_KINDS as readonly unknown[]).includes(kind))
-        throw new Error(`${file}: field "modelKind" is ${JSON.stringify(kind)}; valid: ${POLICY_MODEL_KINDS.join(', ')}`);
-      return kind as PolicyModelKind;
-    }
-  }
-  if (config.policies.adapter) return 'hf';
-  const init = config.policies.init;
-  return init && isHfModelFolder(path.resolve(baseDir, init)) ? 'hf' : 'lab';
+/** Refuses a resume from a checkpoint of a model kind this version cannot read (see the header). */
+export function checkResumeKind(resumeDir: string): void {
+  const file = path.join(resumeDir, POLICIES_FILE);
+  if (!fs.existsSync(file)) return;
+  const kind = (JSON.parse(fs.readFileSync(file, 'utf8')) as { modelKind?: unknown }).modelKind;
+  if (kind === 'lab')
+    throw new Error(
+      `${resumeDir}: this checkpoint is of the lab's former character Transformer (model kind "lab"), which this version no longer has: ` +
+        "its weights (learned positions, a GELU MLP) do not convert to the one model family's. The run's records stay readable; " +
+        'to go on, start a new run from the same preset (its policy is now a Hugging Face folder of the same size).',
+    );
+  if (!(POLICY_MODEL_KINDS as readonly unknown[]).includes(kind))
+    throw new Error(`${file}: field "modelKind" is ${JSON.stringify(kind)}; valid: ${POLICY_MODEL_KINDS.join(', ')}`);
 }
 
+/** The run's policies, fresh or from a run checkpoint (`resumeDir`). */
 export function openPolicies(config: RunConfig, o: OpenPoliciesOptions): Policies {
-  return POLICY_MODELS[modelKindOf(config, o.baseDir, o.resumeDir)].open(config, o);
+  if (o.resumeDir) checkResumeKind(o.resumeDir);
+  return POLICY_MODELS.hf.open(config, o);
 }

@@ -1,26 +1,26 @@
 /**
  * The policy abstraction the training step runs on, whatever the model: the trainer, the rollout
  * orchestrator, stepData, update and evaluate talk to a `Policies` object (sample, score, the
- * trainable variables, versions, prompt encoding, checkpoints) and never to a model class. Two
- * implementations, one per model kind (registry.ts): the lab's own character-level Transformer
- * (lab.ts) and a Hugging Face decoder with LoRA adapters or full fine-tuning (hf.ts).
+ * trainable variables, versions, prompt encoding, checkpoints) and never to a model class. One
+ * implementation today (registry.ts): a Hugging Face decoder with LoRA adapters or full
+ * fine-tuning (hf.ts), which also runs the lab's own small models (models/hf/labFolder.ts); the interface
+ * stays so that the training step never depends on how weights are kept.
  *
  * What a policy is stays as SRPO.md defines it: an id ('shared' or a role), the roles it plays
- * and a version bumped after every update of its weights. How its weights exist is the kind's
- * business: one Transformer per policy (lab), or one adapter per policy over ONE frozen base in
- * memory (hf; the KL reference is the base with adapters off).
+ * and a version bumped after every update of its weights. How its weights exist is the
+ * implementation's business (hf.ts: one adapter per policy over ONE frozen base in memory, or one
+ * copy per policy; the KL reference is the base with adapters off, or a frozen copy).
  *
  * Not here: the optimizer (train/optimizer.ts; keyed by `trainable()`'s names), the objective.
- * Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts, and every trainer test
- * of the lab's own models (which run through lab.ts).
+ * Tests: test/core/train/hfPolicies.test.ts, test/engine/hfRun.test.ts, and every trainer test.
  */
 import type * as tf from '@tensorflow/tfjs';
-import type { PolicySetKind } from '../models/policySet';
-import type { Role } from '../models/tokenizer';
+import type { PolicySetKind } from '../models/sharing';
+import type { Role } from '../models/vocab';
 import type { InstructionName } from '../workflows/prompts';
 
-/** Model kinds the trainer can run on (registry.ts). */
-export const POLICY_MODEL_KINDS = ['lab', 'hf'] as const;
+/** Model kinds the trainer can run on (registry.ts); a run checkpoint records its kind. */
+export const POLICY_MODEL_KINDS = ['hf'] as const;
 export type PolicyModelKind = (typeof POLICY_MODEL_KINDS)[number];
 
 /** One policy of a set: what rollouts record and the trainer bumps. */

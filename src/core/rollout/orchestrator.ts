@@ -3,23 +3,21 @@
  * tasks) and records every transition as an event with its active set. At every round it
  * gathers the pending active set of every live episode (workflows/drive.ts `runLockstep`),
  * groups all member requests by the policy that plays their role, samples each group in one
- * batched call (models/sampler.ts, KV cache), and hands each episode its K outputs together.
+ * batched call (the policies' sampler: models/hf/sampler.ts, KV cache), and hands each episode its K outputs together.
  * Episodes that end early drop out of later rounds.
  *
  * Models are reached only through `Policies` (src/core/policies): prompt ids, sampling and
- * decoding are the model kind's (the lab's models: `<bos>`, the role marker when shared, the
- * prompt text cut to the context; a chat model: its chat template over the role's messages).
+ * decoding are the policies' (the model's chat template over the role's messages; the lab's own
+ * folders render `<bos>`, the role marker and the prompt text).
  * What the model saw and generated is recorded as ids, so the trainer scores exactly those
  * tokens (never re-tokenised text).
  *
  * Not here: advantages and updates (src/core/train), storing (src/core/store).
  * Tests: test/core/rollout/orchestrator.test.ts. Benchmark: bench/rollout.bench.ts.
  */
-import type { DecodeMode } from '../models/sampler';
-import { PolicySet } from '../models/policySet';
-import { ROLES, type CharTokenizer, type Role } from '../models/tokenizer';
+import type { DecodeMode } from '../models/hf/sampler';
+import { ROLES, type Role } from '../models/vocab';
 import { mixSeed } from '../models/random';
-import { encodePrompt, LabPolicies } from '../policies/lab';
 import type { Policies, SampledMember } from '../policies/types';
 import { runLockstep } from '../workflows/drive';
 import type { Episode, EpisodeResult } from '../workflows/types';
@@ -61,16 +59,12 @@ export interface RolloutBatch {
   metrics?: Record<string, number>;
 }
 
-/** The run's policies; a lab PolicySet with its tokenizer is still accepted (wrapped as LabPolicies). */
-export type RolloutContext = { policies: Policies } | { policies: PolicySet; tokenizer: CharTokenizer };
-
-export function policiesOf(ctx: RolloutContext): Policies {
-  return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, (ctx as { tokenizer: CharTokenizer }).tokenizer) : ctx.policies;
+/** The run's policies. */
+export interface RolloutContext {
+  policies: Policies;
 }
 
-export { encodePrompt };
-
-/** Workflow roles are the tokenizer's roles (a test in test/core/workflows holds them equal). */
+/** Workflow roles are the vocabulary's roles (models/vocab.ts) (a test in test/core/workflows holds them equal). */
 function asRole(role: string): Role {
   if (!(ROLES as readonly string[]).includes(role)) throw new Error(`rollout: workflow role "${role}" is not a model role (${ROLES.join(', ')})`);
   return role as Role;
@@ -81,7 +75,7 @@ export function memberKey(eventId: string, memberIndex: number): string {
 }
 
 export function runRollouts(episodes: readonly Episode[], ctx: RolloutContext, options: RolloutOptions): RolloutBatch {
-  const policies = policiesOf(ctx);
+  const policies = ctx.policies;
   const t0 = performance.now();
   const sampled = new Map<string, Map<string, SampledMember>>(episodes.map((e) => [e.id, new Map()]));
   const tokens = new Map<string, number>(episodes.map((e) => [e.id, 0]));

@@ -1,41 +1,29 @@
 /**
  * Run checkpoints: one directory per step (`<runDir>/checkpoints/step-000010/`) holding one
- * sub-directory per policy id in its model kind's format (the lab's: models/checkpoint.ts,
- * safetensors + config + tokenizer; a Hugging Face policy: a peft adapter folder, or a
- * transformers folder in float32 for a full fine-tune: policies/hf.ts) plus that policy's
- * optimizer state (`optimizer.safetensors`) and its version, and `policies.json` (model kind).
- * Reading one back into a lab policy set, and a run's starting point (`policies.init`), is
- * policies/labInit.ts (re-exported here).
+ * sub-directory per policy id in the policies' format (a peft adapter folder, or a transformers
+ * folder in float32 for a full fine-tune: policies/hf.ts) plus that policy's optimizer state
+ * (`optimizer.safetensors`) and its version, and `policies.json` (the model kind, which a resume
+ * checks: policies/registry.ts). Reading one back is the policies' own business (hf.ts, resumeDir).
  *
  * Tests: test/core/train/trainer.test.ts (resume), test/core/train/checkpoints.test.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { PolicySet } from '../models/policySet';
 import { decodeSafetensors, encodeSafetensors } from '../models/safetensors';
-import type { CharTokenizer } from '../models/tokenizer';
-import { POLICIES_FILE } from '../policies/labInit';
-import { LabPolicies } from '../policies/lab';
+import { POLICIES_FILE } from '../policies/registry';
 import type { Policies } from '../policies/types';
 import type { AdamW } from './optimizer';
 
 const OPTIMIZER_FILE = 'optimizer.safetensors';
-// Reading a checkpoint back into policies (and POLICIES_FILE) is the policies' own business
-// (policies/labInit.ts); re-exported here for the callers that save and load run checkpoints.
-export { initialPolicies, loadPolicies, POLICIES_FILE } from '../policies/labInit';
+export { POLICIES_FILE };
 
 export function checkpointDir(runDir: string, step: number): string {
   return path.join(runDir, 'checkpoints', `step-${String(step).padStart(6, '0')}`);
 }
 
-/** Writes every policy of the lab's own models (weights, version) and its optimizer state; returns the directory. */
-export function saveRunCheckpoint(dir: string, policies: PolicySet, tokenizer: CharTokenizer, optimizers: ReadonlyMap<string, AdamW>): string {
-  return savePoliciesCheckpoint(dir, new LabPolicies(policies, tokenizer), optimizers);
-}
-
 /**
- * Writes every policy in its model kind's format (`Policies.savePolicy`: the lab's checkpoint,
- * or a peft adapter / transformers folder), its optimizer state beside it, and POLICIES_FILE
+ * Writes every policy in its model kind's format (`Policies.savePolicy`: a peft adapter or a
+ * transformers folder), its optimizer state beside it, and POLICIES_FILE
  * (the model kind a resume reads back); returns the directory.
  */
 export function savePoliciesCheckpoint(dir: string, policies: Policies, optimizers: ReadonlyMap<string, AdamW>): string {

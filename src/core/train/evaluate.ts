@@ -17,8 +17,6 @@
  */
 import type { RunConfig } from '../config';
 import { summarizeEvaluation, summaryToMetrics, type EvaluationSummary, type QueryOutcome } from '../eval/metrics';
-import type { CharTokenizer } from '../models/tokenizer';
-import { PolicySet } from '../models/policySet';
 import { hfPromptIds } from '../policies/hf';
 import type { Policies } from '../policies/types';
 import { mixSeed } from '../models/random';
@@ -54,11 +52,9 @@ export interface EvaluatedEpisode extends PlayedEvalEpisode {
 export type EpisodeRunner = (episodes: Episode[], seed: number) => EvaluatedEpisode[];
 
 /** The run's policies, sampled by the rollout orchestrator at the eval temperature. */
-export function modelRunner(config: RunConfig, policies: PolicySet | Policies, tokenizer?: CharTokenizer): EpisodeRunner {
-  // The run's Policies (any model kind), or a lab PolicySet with its tokenizer (the CLI's checkpoints).
-  const ctx = policies instanceof PolicySet ? { policies, tokenizer: tokenizer! } : { policies };
+export function modelRunner(config: RunConfig, policies: Policies): EpisodeRunner {
   return (episodes, seed) =>
-    runRollouts(episodes, ctx, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }).episodes;
+    runRollouts(episodes, { policies }, { temperature: config.eval.temperature, topP: 1, maxNewTokens: config.rollout.maxNewTokens, seed }).episodes;
 }
 
 /** The gold policy; its "tokens" are generated characters (the lab's tokenizer is per character). */
@@ -113,15 +109,8 @@ export function hfRunner(m: HfEvalModel, config: RunConfig): EpisodeRunner {
   };
 }
 
-export function evaluate(
-  env: Environment,
-  config: RunConfig,
-  policies: PolicySet | Policies,
-  tokenizer: CharTokenizer | undefined,
-  step: number,
-  storeQueries = 0,
-): EvaluationResult {
-  const runner = config.policies.kind === 'gold' ? goldRunner : modelRunner(config, policies, tokenizer);
+export function evaluate(env: Environment, config: RunConfig, policies: Policies, step: number, storeQueries = 0): EvaluationResult {
+  const runner = config.policies.kind === 'gold' ? goldRunner : modelRunner(config, policies);
   return evaluateWith(env, config, runner, step, undefined, storeQueries);
 }
 

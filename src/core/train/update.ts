@@ -19,10 +19,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../config';
-import { PolicySet } from '../models/policySet';
 import { mixSeed, mulberry32, permutation } from '../models/random';
-import { CharTokenizer } from '../models/tokenizer';
-import { LabPolicies } from '../policies/lab';
 import type { Policies } from '../policies/types';
 import { buildObjectiveInputs, getVariant, objectiveTotals, type ObjectiveConfig, type PreparedBatch } from '../srpo';
 import { packOutputs, unpackOutputs, type EventOutcome, type PackLayout } from '../srpo/readBack';
@@ -54,8 +51,8 @@ export interface UpdateResult {
 }
 
 export interface UpdateContext {
-  /** The run's policies (src/core/policies); a lab PolicySet is wrapped as LabPolicies. */
-  policies: Policies | PolicySet;
+  /** The run's policies (src/core/policies). */
+  policies: Policies;
   optimizers: ReadonlyMap<string, AdamW>;
   config: RunConfig;
   padId: number;
@@ -76,7 +73,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     lastSkipReason: null,
   };
   const sums: Record<string, number> = {};
-  const policies = updatePolicies(ctx);
+  const policies = ctx.policies;
   const { epochs, miniBatches } = ctx.config.update;
   for (let epoch = 0; epoch < epochs && full.events.length > 0; epoch++) {
     const order = permutation(full.events.length, mulberry32(mixSeed(ctx.seed, epoch)));
@@ -106,11 +103,6 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
 /** Salt of the training-noise seed (apart from the epoch shuffles' mixSeed(seed, epoch)). */
 const TRAINING_NOISE = 0xd50;
 
-/** The run's Policies; a lab PolicySet (older callers, tests) is wrapped with the lab's tokenizer (its pad id is the run's). */
-function updatePolicies(ctx: UpdateContext): Policies {
-  return ctx.policies instanceof PolicySet ? new LabPolicies(ctx.policies, new CharTokenizer()) : ctx.policies;
-}
-
 /** One mini-batch of an update: its events and what it shares with the update's other mini-batches. */
 interface MiniBatchContext {
   /** The step's prepared batch (every complete event). */
@@ -121,7 +113,7 @@ interface MiniBatchContext {
   samples: readonly MemberSample[];
   objective: ObjectiveConfig;
   update: UpdateContext;
-  /** The run's policies (a lab PolicySet already wrapped). */
+  /** The run's policies. */
   policies: Policies;
   /** Seed of the epoch's training-only randomness (LoRA dropout). */
   noiseSeed: number;

@@ -3,14 +3,11 @@
  * every role of the preset's workflow from the train splits of its train and eval task
  * generators (workflows/demos.ts: a noisy oracle, deliberately imperfect), supervised training of
  * the preset's policies on them (cross-entropy on completion tokens), and the result where
- * `policies.init` can point at it. Two model families, a typed registry (WARM_START_FAMILIES),
- * chosen by the preset's recipe (`family`) or the request:
- * - 'lab': the lab's own character Transformer (models/warmstart.ts), written in the run
- *   checkpoint layout (one sub-directory per policy id);
- * - 'hf': the same shape as a Hugging Face model folder (models/hf/labFolder.ts: Llama-style
- *   config.json, character tokenizer.json, plain chat template), trained by models/hf/supervised.ts
- *   on prompts rendered by the folder's own chat template with the role (as policies/hf.ts
- *   renders them in training); one shared model, a folder that `policies.init` names directly.
+ * `policies.init` can point at it: a Hugging Face folder of the preset's lab shape
+ * (models/hf/labFolder.ts: Llama-style config.json, character tokenizer.json, plain chat template),
+ * trained by models/hf/supervised.ts on prompts rendered by the folder's own chat template with
+ * the role (as policies/hf.ts renders them in training); one shared model, which every regime
+ * (shared or per-role) starts from.
  * Fixed seed: the same command writes the same weights (on the CPU backends).
  *
  * Tests: test/core/train/warmstart.test.ts.
@@ -18,18 +15,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { presetConfig, warmStartRecipe, WARM_START_FAMILY_NAMES, type RunConfig, type WarmStartFamily, type WarmStartRecipe } from '../config';
+import { presetConfig, warmStartRecipe, type RunConfig, type WarmStartRecipe } from '../config';
+import { labShapeOf } from '../config/labShape';
 import { Bm25Retriever, getTaskGenerator, type TaskGenerator } from '../data';
-import { modelConfig } from '../models/config';
-import { writeLabFolder, LAB_ROLE_VARIABLE, LAB_SPECIAL_IDS, type LabShape } from '../models/hf/labFolder';
+import { writeLabFolder, LAB_ROLE_VARIABLE, LAB_SPECIAL_IDS } from '../models/hf/labFolder';
 import { loadHfModel } from '../models/hf/load';
 import { fitHfPairs } from '../models/hf/supervised';
 import type { HfTokenizer } from '../models/hf/tokenizer';
-import type { Role } from '../models/tokenizer';
-import { warmStart, type EpochReport } from '../models/warmstart';
+import type { Role } from '../models/vocab';
 import { memorySource } from '../policies/hf';
 import { warmStartDemos, type DemoRow } from '../workflows/demos';
-import { initialPolicies, saveRunCheckpoint } from './checkpoints';
 
 export interface WarmStartRequest {
   /** Preset whose workflow, tasks and model the checkpoint is for. */
@@ -44,27 +39,31 @@ export interface WarmStartRequest {
   episodes?: number;
   /** Extra run-config overrides (e.g. smaller models in tests). */
   overrides?: Record<string, unknown>;
-  /** Model family of the result (default: the preset's recipe, else 'lab'). */
-  family?: WarmStartFamily;
   log?: (line: string) => void;
 }
 
-export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: string; reports: EpochReport[]; demonstrations: number }> {
+/** One supervised epoch of the warm start. */
+export interface WarmStartEpoch {
+  policyId: string;
+  epoch: number;
+  /** Mean cross-entropy per completion token, nats. */
+  loss: number;
+  tokens: number;
+}
+
+export async function produceWarmStart(req: WarmStartRequest): Promise<{ dir: string; reports: WarmStartEpoch[]; demonstrations: number }> {
   const seed = req.seed ?? 1;
   const recipe = warmStartRecipe(req.preset);
-  const family = req.family ?? recipe.family ?? 'lab';
-  if (!Object.hasOwn(WARM_START_FAMILIES, family))
-    throw new Error(`warm start: unknown model family "${family}"; valid: ${WARM_START_FAMILY_NAMES.join(', ')}`);
   const config = presetConfig(req.preset, { ...req.overrides, seed, policies: { ...(req.overrides?.policies as object), init: null } });
   const demos = warmStartDemonstrations(config, seed, req.episodes ?? recipe.episodes, recipe.dataSeeds ?? 0, recipe.errorRate);
   req.log?.(
-    `warm start for ${req.preset} (${family}): ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`,
+    `warm start for ${req.preset}: ${demos.length} demonstrations from ${[...new Set([...config.tasks.train, ...config.tasks.eval])].join(', ')} (${1 + (recipe.dataSeeds ?? 0)} data seeds)`,
   );
-  const out = WARM_START_FAMILIES[family]({ req, config, recipe, seed, demos });
+  const out = warmStartFolder({ req, config, recipe, seed, demos });
   return { ...out, demonstrations: demos.length };
 }
 
-interface FamilyInput {
+interface WarmStartInput {
   req: WarmStartRequest;
   config: RunConfig;
   recipe: WarmStartRecipe;
@@ -72,38 +71,8 @@ interface FamilyInput {
   demos: DemoRow[];
 }
 
-/** Optimiser settings of every warm start (both families). */
+/** Optimiser settings of the warm start. */
 const SUPERVISED = { batchSize: 8, learningRate: 2e-3 } as const;
-
-/** The lab's own Transformer, saved in the run checkpoint layout. */
-function labWarmStart({ req, config, recipe, seed, demos }: FamilyInput): { dir: string; reports: EpochReport[] } {
-  const { policies, tokenizer } = initialPolicies(config);
-  try {
-    const reports = warmStart(
-      policies,
-      tokenizer,
-      demos.map((d) => ({ ...d, role: d.role as Role })),
-      {
-        epochs: req.epochs ?? recipe.epochs,
-        ...SUPERVISED,
-        seed,
-        onEpoch: (r) =>
-          req.log?.(`  ${r.policyId} epoch ${r.epoch + 1}: loss ${r.loss.toFixed(3)} nats/token, token accuracy ${(100 * r.accuracy).toFixed(1)}%`),
-      },
-    );
-    for (const p of policies.policies()) p.version = 0; // RL starts counting its own updates
-    const dir = saveRunCheckpoint(req.out, policies, tokenizer, new Map());
-    return { dir, reports };
-  } finally {
-    policies.dispose();
-  }
-}
-
-/** The lab shape of a config's lab model (policies.model + modelOverrides), for its Hugging Face twin. */
-export function labShapeOf(config: RunConfig, seed: number): LabShape {
-  const mc = modelConfig(config.policies.model, { ...config.policies.modelOverrides, seed });
-  return { dModel: mc.dModel, nLayers: mc.nLayers, nHeads: mc.nHeads, contextLength: mc.contextLength, normEps: mc.normEps, initStd: mc.initStd };
-}
 
 /**
  * A lab folder's prompt ids for a member of `role`: the folder's chat template over the user turn
@@ -114,21 +83,19 @@ export function labFolderPromptIds(tokenizer: HfTokenizer, role: Role, prompt: s
   return tokenizer.applyChatTemplate([{ role: 'user', content: prompt }], { addGenerationPrompt: true, extra: { [LAB_ROLE_VARIABLE]: role } }).ids;
 }
 
-/** The same shape as a Hugging Face folder (models/hf/labFolder.ts), one shared model. */
-function hfWarmStart({ req, config, recipe, seed, demos }: FamilyInput): { dir: string; reports: EpochReport[] } {
+/** The preset's lab shape as a Hugging Face folder (models/hf/labFolder.ts), one shared model. */
+function warmStartFolder({ req, config, recipe, seed, demos }: WarmStartInput): { dir: string; reports: WarmStartEpoch[] } {
   if (config.policies.sharing !== 'shared')
-    throw new Error(
-      `warm start for ${req.preset}: the Hugging Face family's warm start makes one shared model folder; policies.sharing is "${config.policies.sharing}"`,
-    );
+    throw new Error(`warm start for ${req.preset}: a warm start makes one shared model folder; policies.sharing is "${config.policies.sharing}"`);
   const dest = path.resolve(req.out);
-  // Replaced if present, as the lab family's checkpoint; only a model folder (config.json) or an empty folder is removed.
+  // Replaced if present; only a model folder (config.json) or an empty folder is removed.
   if (fs.existsSync(dest)) {
     const entries = fs.readdirSync(dest);
     if (entries.length > 0 && !entries.includes('config.json'))
       throw new Error(`warm start: ${dest} exists and is not a model folder (no config.json); choose another --out`);
     fs.rmSync(dest, { recursive: true, force: true });
   }
-  const shape = labShapeOf(config, seed);
+  const shape = labShapeOf(config);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'srpo-warmstart-hf-'));
   try {
     const init = writeLabFolder(path.join(staging, 'init'), shape, { seed });
@@ -146,8 +113,7 @@ function hfWarmStart({ req, config, recipe, seed, demos }: FamilyInput): { dir: 
         onEpoch: (r) => req.log?.(`  shared epoch ${r.epoch + 1}: loss ${r.loss.toFixed(3)} nats/token`),
       });
       const saved = writeLabFolder(dest, shape, { seed, weights: memorySource(loaded.model, 'the warm-started model in memory') });
-      // Token accuracy is the lab family's measure only (NaN here).
-      return { dir: saved.dir, reports: epochs.map((e) => ({ policyId: 'shared', epoch: e.epoch, loss: e.loss, accuracy: Number.NaN, tokens: e.tokens })) };
+      return { dir: saved.dir, reports: epochs.map((e) => ({ policyId: 'shared', epoch: e.epoch, loss: e.loss, tokens: e.tokens })) };
     } finally {
       loaded.dispose();
     }
@@ -155,12 +121,6 @@ function hfWarmStart({ req, config, recipe, seed, demos }: FamilyInput): { dir: 
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
-
-/** Each family's warm start (see the header). */
-const WARM_START_FAMILIES = { lab: labWarmStart, hf: hfWarmStart } satisfies Record<
-  WarmStartFamily,
-  (input: FamilyInput) => { dir: string; reports: EpochReport[] }
->;
 
 /**
  * The demonstrations of a warm start: the noisy oracle (workflows/demos.ts) on the train split of

@@ -1,57 +1,58 @@
 /**
- * The lab's small character models as folders of the Hugging Face family: a Llama-style
- * config.json of the lab's shapes, a character-level tokenizer.json that @huggingface/tokenizers
- * (and Python's tokenizers) read, tokenizer_config.json, generation_config.json, a plain chat
- * template, and seeded initial weights. models/hf then loads, samples, scores and trains such a
- * folder like any other (issue 29, item 1: one model family).
+ * The lab's own small character models, as folders of the one model family: a Llama-style
+ * config.json of a lab shape, a character-level tokenizer.json that @huggingface/tokenizers (and
+ * Python's tokenizers) read, tokenizer_config.json, generation_config.json, a plain chat
+ * template, and seeded initial weights. models/hf loads, samples, scores and trains such a
+ * folder like any other; a run with `policies.init` null trains a fresh one (labCache.ts), and
+ * the quick presets' warm starts are such folders (resources/warmstart).
  *
- * The shape is the lab model's twin: the same width, depth, heads and head width, and as many
- * key/value heads as query heads (bench/one-model.bench.ts times a GQA 2:1 twin; with one shared
- * KV head at the quick shape the warm-started twin did not learn math-quick, with full heads it
- * did: docs/decisions/067); a SwiGLU MLP of width
- * 8d/3 rounded to 8, so it has the GELU MLP's 8d^2 parameters; an untied head; RoPE in place of
- * learned positions; `max_position_embeddings` = twice the lab's contextLength
- * (POSITION_ROOM): RoPE has no position table, so the number is only the limit past which the HF
- * path refuses a prompt; the lab's model cuts a long prompt to its tail instead, and later team
- * prompts (solutions, a verdict) can outgrow the context the warm start saw.
+ * The shape: the lab shape's width, depth and heads, as many key/value heads as query heads (with
+ * one shared KV head at the quick shape the warm-started model did not learn math-quick, with full
+ * heads it did: docs/decisions/067); a SwiGLU MLP with the parameters of a GELU MLP of
+ * `mlpRatio` x d (8d/3 at ratio 4, rounded to 8); an untied head unless `tiedEmbeddings`; RoPE;
+ * `max_position_embeddings` = twice the shape's contextLength (POSITION_ROOM): RoPE has no position
+ * table, so the number is only the limit past which a prompt is refused, and later team prompts
+ * (solutions, a verdict) can outgrow the context the warm start saw.
  *
- * The tokenizer: the CharTokenizer's vocabulary (../tokenizer.ts) with the same ids: the 12
- * special tokens (`<pad>` 0, `<bos>` 1, `<eos>` 2, `<unk>` 3, `<user>`, `<obs>`, one marker per
- * role) as special added tokens, then newline and printable ASCII. A BPE model with no merges
- * and no pre-tokenizer splits text into single characters; `<unk>` stands for any other
- * character; the Fuse decoder joins tokens without spaces. Differences from CharTokenizer: a
- * special token's name in text is always the special token (added tokens are matched in text, as
- * transformers does; CharTokenizer can be told not to), and a character outside the vocabulary
- * is one `<unk>` per Unicode code point (CharTokenizer: per UTF-16 unit, so two for an emoji).
+ * The tokenizer: the character vocabulary (../vocab.ts): the 12 special tokens (`<pad>` 0, `<bos>`
+ * 1, `<eos>` 2, `<unk>` 3, `<user>`, `<obs>`, one marker per role) as special added tokens, then
+ * newline and printable ASCII. A BPE model with no merges and no pre-tokenizer splits text into
+ * single characters; `<unk>` stands for any other character (one per Unicode code point); the
+ * Fuse decoder joins tokens without spaces. A special token's name in text is the special token,
+ * as transformers matches added tokens. Runs recorded before issue 29 used the same ids.
  *
- * The chat template (LAB_CHAT_TEMPLATE) renders what the lab's model always read: `<bos>`, the
- * role marker, then the user turns' text; the system message (the role's long instructions,
- * workflows/chatPrompts.ts) is left out: a 256-position character model has no room for it and
- * reads its role from the marker. The role comes from one variable beyond transformers' own,
- * `lab_role`, which the lab passes with every prompt (policies/hf.ts `hfPromptIds`); without it
- * (e.g. transformers' apply_chat_template) there is no marker. With the generation prompt nothing
- * is appended: the completion follows the prompt text directly.
+ * The chat template (LAB_CHAT_TEMPLATE): `<bos>`, the role marker, then the user turns' text; the
+ * system message (the role's long instructions, workflows/chatPrompts.ts) is left out: a
+ * 256-position character model has no room for it and reads its role from the marker. The role
+ * comes from one variable beyond transformers' own, `lab_role`, which the lab passes with every
+ * prompt (policies/hf.ts `hfPromptIds`, external/render.ts); without it (e.g. transformers'
+ * apply_chat_template) there is no marker. With the generation prompt nothing is appended: the
+ * completion follows the prompt text directly.
  *
- * Initial weights: N(0, 0.02) as the lab's Transformer (o_proj and down_proj, the residual
- * projections, scaled by 1/sqrt(2 layers)), RMSNorm gains 1; seeded, so a seed gives the same
- * folder. Tests: test/core/models/hf/labFolder.test.ts.
+ * Initial weights: N(0, initStd) (o_proj and down_proj, the residual projections, scaled by
+ * 1/sqrt(2 layers)), RMSNorm gains 1; seeded, so a seed gives the same folder.
+ * Tests: test/core/models/hf/labFolder.test.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { mixSeed, normalArray } from '../random';
-import { CHARACTERS, SPECIAL_TOKENS } from '../tokenizer';
+import { CHARACTERS, SPECIAL_TOKENS } from '../vocab';
 import { parseHfConfig } from './config';
 import { saveMergedModel } from './saveModel';
 import type { HfModelConfig, TensorSource } from './types';
 import { expectedWeights } from './weights';
 
-/** The lab model's shape fields a twin is made from (models/config.ts ModelConfig). */
+/** The shape fields a lab folder is made from (models/config.ts ModelConfig; config/labShape.ts). */
 export interface LabShape {
   dModel: number;
   nLayers: number;
   nHeads: number;
   contextLength: number;
+  /** The lab MLP's width as a multiple of dModel (default 4): the SwiGLU width keeps its parameter count (twinIntermediateSize). */
+  mlpRatio?: number;
+  /** One matrix for the token embedding and the output head (tie_word_embeddings; default false). */
+  tiedEmbeddings?: boolean;
   /** RMSNorm epsilon (the lab's default 1e-5). */
   normEps: number;
   /** Standard deviation of the initial weights (the lab's default 0.02). */
@@ -61,7 +62,7 @@ export interface LabShape {
 /** max_position_embeddings / the lab's contextLength (header). */
 export const POSITION_ROOM = 2;
 
-/** `<pad>`, `<bos>`, `<eos>`, `<unk>` ids (the CharTokenizer's). */
+/** `<pad>`, `<bos>`, `<eos>`, `<unk>` ids (../vocab.ts order). */
 export const LAB_SPECIAL_IDS = { pad: 0, bos: 1, eos: 2, unk: 3 } as const;
 
 /** The plain chat template of a lab folder (header). */
@@ -126,14 +127,15 @@ export function labTokenizerConfig(contextLength: number): Record<string, unknow
   };
 }
 
-/** SwiGLU width with the GELU MLP's 8d^2 parameters: 8d/3, rounded to a multiple of 8. */
-export function twinIntermediateSize(dModel: number): number {
-  return 8 * Math.round((8 * dModel) / 3 / 8);
+/** SwiGLU width with a GELU MLP's 2 x ratio x d^2 parameters: 2 ratio d / 3 (8d/3 at ratio 4), rounded to a multiple of 8 (at least 8). */
+export function twinIntermediateSize(dModel: number, mlpRatio = 4): number {
+  return Math.max(8, 8 * Math.round((2 * mlpRatio * dModel) / 3 / 8));
 }
 
-/** config.json of the Llama-style twin of a lab shape (header). */
+/** config.json of a lab folder of `shape` (header). */
 export function labHfConfigJson(shape: LabShape): Record<string, unknown> {
   const { dModel, nLayers, nHeads, contextLength, normEps, initStd } = shape;
+  const mlpRatio = shape.mlpRatio ?? 4;
   if (!Number.isInteger(dModel / nHeads) || (dModel / nHeads) % 2 !== 0)
     throw new Error(`lab folder: dModel ${dModel} / nHeads ${nHeads} must be an even whole head width (RoPE)`);
   return {
@@ -141,7 +143,7 @@ export function labHfConfigJson(shape: LabShape): Record<string, unknown> {
     model_type: 'llama',
     vocab_size: SPECIAL_TOKENS.length + CHARACTERS.length,
     hidden_size: dModel,
-    intermediate_size: twinIntermediateSize(dModel),
+    intermediate_size: twinIntermediateSize(dModel, mlpRatio),
     num_hidden_layers: nLayers,
     num_attention_heads: nHeads,
     num_key_value_heads: nHeads,
@@ -154,7 +156,7 @@ export function labHfConfigJson(shape: LabShape): Record<string, unknown> {
     attention_bias: false,
     attention_dropout: 0,
     mlp_bias: false,
-    tie_word_embeddings: false,
+    tie_word_embeddings: shape.tiedEmbeddings ?? false,
     initializer_range: initStd,
     bos_token_id: LAB_SPECIAL_IDS.bos,
     eos_token_id: LAB_SPECIAL_IDS.eos,

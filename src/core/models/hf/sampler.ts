@@ -27,14 +27,17 @@
  * Tests: test/core/models/hf/sampler.test.ts.
  */
 import * as tf from '@tensorflow/tfjs';
-import { DECODE_MODES, type DecodeMode } from '../sampler';
 import { logSoftmaxRows, tokenPicker, type RowsPicker, type TokenPickerName, type TopAlternatives } from '../devicePick';
 import { mixSeed, mulberry32 } from '../random';
 import { pickToken } from '../tokenPick';
 import { selectCacheRows } from './decode';
 import { MASKED, type HfAdapterChoice, type HfKvCache, type HfModel } from './model';
 
-export { DECODE_MODES, type DecodeMode, pickToken, logSoftmaxRows };
+/** kv: one cached step per token (the fast path); full: the whole sequence each step (the slow reference). */
+export const DECODE_MODES = ['kv', 'full'] as const;
+export type DecodeMode = (typeof DECODE_MODES)[number];
+
+export { pickToken, logSoftmaxRows };
 
 /** end: a stop id was sampled (it is included); length: maxNewTokens or max_position_embeddings ran out. */
 export const HF_STOP_REASONS = ['end', 'length'] as const;

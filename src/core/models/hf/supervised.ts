@@ -1,16 +1,15 @@
 /**
  * Supervised fine-tuning of a Hugging Face model on (prompt, completion) id pairs: cross-entropy
  * on completion tokens only, Adam over every trainable weight, shuffled batches that fit the
- * context (../warmstart.ts `contextBatches`), a loss per epoch. The lab's warm start of its
- * character folders (train/warmstart.ts, family 'hf') runs it; it is the HF counterpart of
- * ../warmstart.ts `warmStart`, with the same batching, shuffle seeds and optimizer.
+ * context (`contextBatches`), a loss per epoch. The lab's warm start of its character folders
+ * (train/warmstart.ts) runs it.
  *
  * Not here: making the pairs (the chat template renders the prompts: train/warmstart.ts).
- * Tests: test/core/models/hf/labFolder.test.ts (the loss falls on a lab folder).
+ * Tests: test/core/models/hf/labFolder.test.ts (the loss falls on a lab folder),
+ * test/core/models/contextBatches.test.ts.
  */
 import * as tf from '@tensorflow/tfjs';
 import { mixSeed, mulberry32, permutation } from '../random';
-import { contextBatches } from '../warmstart';
 import { scoreHf, type HfScoredPair } from './logprobs';
 import type { HfModel } from './model';
 
@@ -29,6 +28,33 @@ export interface SupervisedEpoch {
   /** Mean cross-entropy per completion token, nats. */
   loss: number;
   tokens: number;
+}
+
+/**
+ * Consecutive batches of at most `size` rows whose padded length fits the context: the scorer
+ * lays every row out as (longest prompt) + (longest completion) - 1 columns, so two rows that
+ * each fit may not fit together; such a row starts the next batch.
+ */
+export function contextBatches(pairs: readonly HfScoredPair[], size: number, contextLength: number): HfScoredPair[][] {
+  const out: HfScoredPair[][] = [];
+  let cur: HfScoredPair[] = [];
+  let maxPrompt = 0;
+  let maxCompletion = 0;
+  for (const p of pairs) {
+    const mp = Math.max(maxPrompt, p.prompt.length);
+    const mc = Math.max(maxCompletion, p.completion.length);
+    if (cur.length > 0 && (cur.length >= size || mp + mc - 1 > contextLength)) {
+      out.push(cur);
+      cur = [];
+      maxPrompt = 0;
+      maxCompletion = 0;
+    }
+    cur.push(p);
+    maxPrompt = Math.max(maxPrompt, p.prompt.length);
+    maxCompletion = Math.max(maxCompletion, p.completion.length);
+  }
+  if (cur.length) out.push(cur);
+  return out;
 }
 
 /** One Adam step on a batch; returns the summed loss and the token count (one read-back). */
