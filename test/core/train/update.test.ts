@@ -1,6 +1,7 @@
 /**
  * The policy update on a synthetic step (random prompts and outputs scored by real tiny
- * policies, rewards that differ within groups): event-atomic mini-batches grouped by policy,
+ * policies: the lab's character model as a Hugging Face folder, full fine-tuning, shared or one
+ * copy per role; rewards that differ within groups): event-atomic mini-batches grouped by policy,
  * ratios exactly 1 before the first update (the old log-probs come from the same scorer), every
  * parameter of a trained policy moves and versions count optimizer steps, a non-finite loss
  * skips the update and changes nothing, the k3 KL penalty to the reference adds exactly its
@@ -10,14 +11,19 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { resolveRunConfig } from '../../../src/core/config';
-import { modelConfig, PolicySet, scoreCompletionsData, mulberry32, readParameters } from '../../../src/core/models';
+import { mulberry32 } from '../../../src/core/models';
+import type { HfPolicies } from '../../../src/core/policies/hf';
 import { computeObjective, objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../../../src/core/srpo';
 import { AdamW } from '../../../src/core/train/optimizer';
 import { runUpdate, subBatch, type MemberSample } from '../../../src/core/train/update';
+import { labPolicies } from './labPolicies';
+
+/** A policy's trainable weights, read back, by name. */
+const readTrainable = (policies: HfPolicies, id: string) => new Map([...policies.trainable(id)].map(([n, v]) => [n, Float32Array.from(v.dataSync())]));
 
 function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
   const rand = mulberry32(seed);
-  const policies = new PolicySet(sharing, modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 64, seed }), ['solver', 'verifier']);
+  const policies = labPolicies({ sharing, seed });
   const samples: (MemberSample & { role: string })[] = [];
   const batch: ObjectiveBatch = { events: [], members: [] };
   for (let e = 0; e < 8; e++) {
@@ -37,9 +43,12 @@ function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
   }
   for (const id of policies.ids()) {
     const idx = samples.map((s, i) => (s.policyId === id ? i : -1)).filter((i) => i >= 0);
-    const scored = scoreCompletionsData(
-      policies.get(id).model,
+    if (idx.length === 0) continue; // per-role: the roles this step has no member of
+    // The old log-probs as the trainer makes them (train/stepData.ts): the policy's own scorer, no tape.
+    const scored = policies.scoreData(
+      id,
       idx.map((i) => ({ prompt: samples[i].promptTokens, completion: samples[i].outputTokens })),
+      'current',
     );
     idx.forEach((i, r) => {
       const lp = scored.logp[r].slice(0, samples[i].outputTokens.length);
@@ -49,9 +58,12 @@ function synthetic(seed: number, sharing: 'shared' | 'per-role' = 'per-role') {
   return { policies, samples, batch };
 }
 
-function context(policies: PolicySet, update: { epochs: number; miniBatches: number; microBatchRows?: number }, kl = { coef: 0 }) {
+/** The policies this step's members belong to (per-role: solver and verifier only). */
+const trained = (policies: HfPolicies, samples: readonly MemberSample[]) => policies.policies().filter((p) => samples.some((s) => s.policyId === p.id));
+
+function context(policies: HfPolicies, update: { epochs: number; miniBatches: number; microBatchRows?: number }, kl = { coef: 0 }) {
   const config = resolveRunConfig({ update, optimizer: { lr: 1e-2 }, kl });
-  const optimizers = new Map(policies.policies().map((p) => [p.id, new AdamW(p.model.params, config.optimizer)]));
+  const optimizers = new Map(policies.policies().map((p) => [p.id, new AdamW(policies.trainable(p.id), config.optimizer)]));
   return { config, optimizers, ctx: { policies, optimizers, config, padId: 0, seed: 3 } };
 }
 
@@ -88,15 +100,23 @@ describe('event-atomic policy update', () => {
     const objective = objectiveConfig({});
     const prepared = prepareObjectiveBatch(batch, objective);
     expect(prepared.events.some((e) => e.advantage !== 0)).toBe(true);
-    const before = new Map(policies.policies().map((p) => [p.id, readParameters(p.model)]));
+    const before = new Map(policies.policies().map((p) => [p.id, readTrainable(policies, p.id)]));
     const { ctx, optimizers } = context(policies, { epochs: 2, miniBatches: 2 });
     const r = runUpdate(prepared, samples, objective, ctx);
     expect(r.applied).toBe(4);
     expect(r.skipped).toBe(0);
+    const moved = trained(policies, samples);
+    expect(moved.map((p) => p.id).sort()).toEqual(['solver', 'verifier']);
     for (const p of policies.policies()) {
+      if (!moved.includes(p)) {
+        // A role with no member this step: its copy is untouched and its version stays.
+        expect(p.version, p.id).toBe(0);
+        expect(readTrainable(policies, p.id), p.id).toEqual(before.get(p.id));
+        continue;
+      }
       expect(p.version).toBeGreaterThanOrEqual(2);
       expect(p.version).toBeLessThanOrEqual(4);
-      const after = readParameters(p.model);
+      const after = readTrainable(policies, p.id);
       for (const [name, values] of before.get(p.id)!) {
         expect(
           values.some((v, i) => v !== after.get(name)![i]),
@@ -149,21 +169,18 @@ describe('event-atomic policy update', () => {
     const { policies, samples, batch } = synthetic(4, 'shared');
     const objective = objectiveConfig({});
     const prepared = prepareObjectiveBatch(batch, objective);
-    const model = policies.get('shared').model;
-    const poisoned = new Map(readParameters(model));
-    poisoned.set(
-      'head',
-      poisoned.get('head')!.map(() => NaN),
-    );
-    model.assign(poisoned);
+    const head = policies.trainable('shared').get('lm_head.weight')!;
+    tf.tidy(() => head.assign(tf.fill(head.shape, NaN)));
+    const poisoned = readTrainable(policies, 'shared');
     const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 2 });
     const r = runUpdate(prepared, samples, objective, ctx);
     expect(r.applied).toBe(0);
     expect(r.skipped).toBe(2);
     expect(r.lastSkipReason).toMatch(/non-finite/);
     expect(policies.get('shared').version).toBe(0);
-    const after = readParameters(model);
-    expect(after.get('wte')).toEqual(poisoned.get('wte'));
+    const after = readTrainable(policies, 'shared');
+    expect(after.get('model.embed_tokens.weight')).toEqual(poisoned.get('model.embed_tokens.weight'));
+    expect(after).toEqual(poisoned);
     for (const o of optimizers.values()) o.dispose();
     policies.dispose();
   });
