@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../../src/core/config';
-import { initialPolicies } from '../../../src/core/train/checkpoints';
+import { openPolicies } from '../../../src/core/policies/registry';
 import { buildEnvironment } from '../../../src/core/train/environment';
 import { evaluate } from '../../../src/core/train/evaluate';
 
@@ -20,9 +20,10 @@ describe('evaluate', () => {
   it('splits queries into sampler batches without losing or duplicating any, deterministically', () => {
     const results = [10, 10_000, 3, 3].map((batch) => {
       const config = tiny(batch);
-      const { policies, tokenizer } = initialPolicies(config);
+      // policies.init null: a fresh seeded lab folder of the overridden shape (policies/registry.ts).
+      const policies = openPolicies(config, { baseDir: process.cwd() });
       try {
-        return evaluate(buildEnvironment(config), config, policies, tokenizer, 0);
+        return evaluate(buildEnvironment(config), config, policies, 0);
       } finally {
         policies.dispose();
       }
