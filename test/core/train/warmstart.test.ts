@@ -1,8 +1,8 @@
 /**
  * `produceWarmStart`: demonstrations from the preset's tasks, supervised training whose loss
- * falls, a checkpoint in the run-checkpoint layout that a run's `policies.init` loads (into a
- * shared or a per-role set), and the same seed writing the same weights; the 'hf' family writes
- * the same shape as a Hugging Face folder that a run's policies.init opens as the HF kind.
+ * falls, a Hugging Face folder of the preset's lab shape (models/hf/labFolder.ts) that a run's
+ * `policies.init` opens into a shared or a per-role set, the same seed writing the same weights,
+ * and a per-role preset refused (a warm start is one shared model).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,58 +10,50 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WARM_START, presetConfig, warmStartRecipe } from '../../../src/core/config';
 import { getTaskGenerator } from '../../../src/core/data';
-import { readParameters } from '../../../src/core/models';
 import { readHfConfig } from '../../../src/core/models/hf/config';
-import { modelKindOf } from '../../../src/core/policies/registry';
-import { initialPolicies } from '../../../src/core/train/checkpoints';
+import { openPolicies } from '../../../src/core/policies/registry';
 import { produceWarmStart, warmStartDemonstrations } from '../../../src/core/train/warmstart';
 
 const overrides = { policies: { modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 256 } } };
+const HEAD = 'lm_head.weight';
 
-describe('warm-start checkpoints', () => {
-  it('trains on demonstrations, writes a loadable checkpoint, and is deterministic', async () => {
+describe('warm-start folders', () => {
+  it('trains on demonstrations, writes a lab folder that policies.init opens, and is deterministic', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'srpo-ws-'));
     const a = await produceWarmStart({ preset: 'math-quick', out: join(dir, 'a'), epochs: 3, episodes: 12, overrides });
+    expect(a.dir).toBe(join(dir, 'a'));
     expect(a.demonstrations).toBeGreaterThan(40);
     const losses = a.reports.map((r) => r.loss);
     expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
+    // The preset's lab shape (overridden here), max positions twice the context (labFolder.ts POSITION_ROOM).
+    expect(readHfConfig(a.dir)).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, maxPositions: 512 });
     const b = await produceWarmStart({ preset: 'math-quick', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
     expect(b.demonstrations).toBe(a.demonstrations);
-    expect(readFileSync(join(dir, 'b', 'shared', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'shared', 'model.safetensors')));
+    expect(readFileSync(join(dir, 'b', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'model.safetensors')));
 
     for (const sharing of ['shared', 'per-role'] as const) {
-      const config = presetConfig('math-quick', { policies: { sharing, init: join(dir, 'a') } });
-      const { policies } = initialPolicies(config);
-      const loaded = readParameters(policies.policies()[0].model);
-      const fresh = presetConfig('math-quick', { policies: { ...overrides.policies, sharing, init: null } });
-      const random = initialPolicies(fresh).policies;
-      expect(loaded.get('head')).not.toEqual(readParameters(random.policies()[0].model).get('head'));
-      expect(policies.policies().every((p) => p.version === 0)).toBe(true);
-      policies.dispose();
-      random.dispose();
+      const policies = openPolicies(presetConfig('math-quick', { policies: { sharing, init: a.dir } }), { baseDir: '/' });
+      // The same shape, fresh: policies.init null writes a seeded lab folder (policies/registry.ts).
+      const random = openPolicies(presetConfig('math-quick', { policies: { ...overrides.policies, sharing, init: null } }), { baseDir: '/' });
+      try {
+        const first = policies.ids()[0];
+        const loaded = policies.trainable(first).get(HEAD)!.dataSync();
+        expect(loaded).not.toEqual(random.trainable(first).get(HEAD)!.dataSync());
+        expect(policies.ids()).toEqual(sharing === 'shared' ? ['shared'] : ['router', 'solver', 'verifier', 'aggregator', 'searcher', 'answerer']);
+        // Every role of a per-role set starts from the one warm-started model.
+        for (const id of policies.ids()) expect(policies.trainable(id).get(HEAD)!.dataSync(), id).toEqual(loaded);
+        expect(policies.policies().every((p) => p.version === 0)).toBe(true);
+      } finally {
+        policies.dispose();
+        random.dispose();
+      }
     }
-  });
-
-  it('family hf: the same shape as a Hugging Face folder, deterministic, that policies.init opens as the HF kind', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'srpo-ws-hf-'));
-    const a = await produceWarmStart({ preset: 'math-quick-hf', out: join(dir, 'a'), epochs: 3, episodes: 12, overrides });
-    const losses = a.reports.map((r) => r.loss);
-    expect(losses[losses.length - 1]).toBeLessThan(losses[0]);
-    expect(readHfConfig(join(dir, 'a'))).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, maxPositions: 512 });
-    await produceWarmStart({ preset: 'math-quick', family: 'hf', out: join(dir, 'b'), epochs: 3, episodes: 12, overrides });
-    expect(readFileSync(join(dir, 'b', 'model.safetensors'))).toEqual(readFileSync(join(dir, 'a', 'model.safetensors')));
-    const config = presetConfig('math-quick-hf', { policies: { init: join(dir, 'a') } });
-    expect(modelKindOf(config, dir)).toBe('hf');
-    // The lab family's checkpoint of the same preset stays the lab kind.
-    expect(modelKindOf(presetConfig('math-quick'), process.cwd())).toBe('lab');
-    await expect(produceWarmStart({ preset: 'math-per-role-grpo', family: 'hf', out: join(dir, 'c'), epochs: 1, episodes: 2, overrides })).rejects.toThrow(
+    await expect(produceWarmStart({ preset: 'math-per-role-grpo', out: join(dir, 'c'), epochs: 1, episodes: 2, overrides })).rejects.toThrow(
       /one shared model folder; policies.sharing is "per-role"/,
     );
   });
 
   it('presets carry their warm-start recipe; derived presets inherit it', () => {
-    expect(warmStartRecipe('math-quick-hf')).toEqual({ ...warmStartRecipe('math-quick'), family: 'hf' });
-    expect(warmStartRecipe('search-quick-hf')).toEqual({ ...warmStartRecipe('search-quick'), family: 'hf' });
     expect(warmStartRecipe('math-k1')).toEqual(warmStartRecipe('math-quick'));
     expect(warmStartRecipe('math-paper')).toEqual(DEFAULT_WARM_START);
     expect(warmStartRecipe('search-quick').dataSeeds).toBeGreaterThan(0);
