@@ -27,7 +27,7 @@ import {
 } from '../core/config';
 import { assertRunDataUnchanged } from '../core/data';
 import { checkpointUpdates } from '../shared/stepConvention';
-import { checkLaunchable, checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
+import { assertCheckpointReadable, checkLaunchable, checkRunnable, createRun, launchRun, resumePlanFor, type RunOutcome } from '../core/host/runs';
 import type { LabStore } from '../core/store';
 import { acquireLease, defaultLeaseEnv, describeLease, LeaseHeldError, leaseHolder, releaseLease, type LeaseHolder } from '../core/store/leases';
 import type { ParsedArgs } from './args';
@@ -114,6 +114,7 @@ export async function resumeCommand(args: ParsedArgs, out: (line: string) => voi
       const run = getRunOrThrow(store, runId, dbPath);
       checkLaunchable(run, 'resume', force);
       assertRunDataUnchanged(run.config as RunConfig); // a changed dataset or corpus file is refused before an engine starts
+      assertCheckpointReadable(store, dbPath, runId); // so is a checkpoint of the former lab model
       if (tookOver) out(`took over the lease of run ${runId} from a dead holder, ${describeLease(tookOver.lease, env.now())}: ${tookOver.why}`);
       const ckpt = store.latestCheckpoint(runId);
       // Said before the engine starts: what the resume keeps and what it recomputes (shared/resumePlan).

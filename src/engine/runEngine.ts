@@ -27,6 +27,7 @@ import { isKeyMetric, type EngineMessage, type EngineStatus } from '../core/host
 import { runDirFor, stopFlagPath } from '../core/host/paths';
 import { corpusProgressLine, type CorpusProgress } from '../core/data/corpusIndex';
 import { initBackend } from '../core/models/backend';
+import { checkResumeKind } from '../core/policies/registry';
 import { LabStore } from '../core/store';
 import { acquireLease, describeLease, getLease, HEARTBEAT_EVERY_MS, leaseHolder, LeaseKeeper, leaseTimeoutMs, releaseLease } from '../core/store/leases';
 import { isFinalStatus, type FinalStatus } from '../shared/records';
@@ -229,6 +230,8 @@ function prepareStart(store: LabStore, req: EngineRequest, dbDir: string): { dir
   }
   const dir = isAbsolute(ckpt.path) ? ckpt.path : resolve(dbDir, ckpt.path);
   if (!existsSync(dir)) throw new Error(`checkpoint of step ${ckpt.step} is missing on disk (${dir}); cannot resume run ${req.runId}`);
+  // A checkpoint this version cannot read (the former lab model) is refused before anything is truncated.
+  checkResumeKind(dir);
   store.truncateAfter(req.runId, ckpt.step);
   return { dir, step: ckpt.step };
 }

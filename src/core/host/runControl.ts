@@ -33,7 +33,7 @@ import type { EngineLauncher, EngineMode } from './launcher';
 import { runDirFor } from './paths';
 import { relayEngineMessage, type RelayTarget } from './pushRelay';
 import { runOrThrow } from './runQueries';
-import { checkRunnable, createRun, launchRun, type ActiveRun, type RunOutcome } from './runs';
+import { assertCheckpointReadable, checkRunnable, createRun, launchRun, type ActiveRun, type RunOutcome } from './runs';
 
 /** A start or resume waiting for an engine slot. */
 interface QueuedLaunch {
@@ -132,9 +132,11 @@ export class RunControl {
       a.paused = false;
       return { ok: true };
     }
-    // A changed dataset or corpus file is refused here, before an engine starts (not by it, after).
+    // A changed dataset or corpus file, or a checkpoint of the former lab model (policies/registry.ts),
+    // is refused here, before an engine starts (not by it, after).
     try {
       assertRunDataUnchanged(run.config as RunConfig);
+      assertCheckpointReadable(this.ctx.store, this.ctx.dbPath, runId);
     } catch (err) {
       throw new LabApiError('conflict', (err as Error).message);
     }

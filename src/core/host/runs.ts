@@ -17,6 +17,7 @@
  * test/cli/train.test.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { RunConfig } from '../config';
 import { resolveRunConfig } from '../config';
 import type { LabStore, RunRecord, StoredRunStatus } from '../store';
@@ -34,6 +35,7 @@ import {
   type LeaseEnv,
   type LeaseHolder,
 } from '../store/leases';
+import { checkResumeKind } from '../policies/registry';
 import type { EngineHandle, EngineLauncher, EngineMode } from './launcher';
 import type { EngineMessage } from './messages';
 import { runDirFor, stopFlagPath } from './paths';
@@ -144,6 +146,15 @@ export function checkLaunchable(run: RunRecord, mode: EngineMode, force = false)
 export function checkRunnable(store: LabStore, run: RunRecord, mode: EngineMode, force = false, holder?: LeaseHolder, env?: LeaseEnv): void {
   assertNoLiveLease(store.db, run.id, holder, env);
   checkLaunchable(run, mode, force);
+}
+
+/**
+ * Refuses a resume whose latest checkpoint this version cannot read (the former lab model:
+ * policies/registry.ts checkResumeKind), before an engine starts and truncates anything.
+ */
+export function assertCheckpointReadable(store: LabStore, dbPath: string, runId: number): void {
+  const ckpt = store.latestCheckpoint(runId);
+  if (ckpt) checkResumeKind(isAbsolute(ckpt.path) ? ckpt.path : resolve(dirname(dbPath), ckpt.path));
 }
 
 /** Starts (mode 'start') or resumes a stored run in a new engine process. */
