@@ -5,7 +5,9 @@
  * the other roles' adapters unchanged); micro-batches with the mini-batch's denominators giving
  * the same update as one pass; chat prompts rendered by the model's template from the roles'
  * system messages; checkpoints in peft's format that resume exactly; the bad inputs of issue 14
- * point 7 refused with errors that say what to change.
+ * point 7 refused with errors that say what to change. Also which folder a run opens
+ * (policies.init, or with init null a seeded lab folder of the configured shape) and a resume of a
+ * checkpoint of the removed lab Transformer refused, saying what to do.
  */
 import * as tf from '@tensorflow/tfjs';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,13 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertPresetModelFolder, presetConfig } from '../../../src/core/config';
+import { labShapeOf } from '../../../src/core/config/labShape';
 import { initBackend } from '../../../src/core/models/backend';
 import { readHfConfig } from '../../../src/core/models/hf/config';
+import { labModelDir } from '../../../src/core/models/hf/labCache';
 import { readLoraAdapter } from '../../../src/core/models/hf/loraFiles';
 import { mulberry32 } from '../../../src/core/models/random';
 import { HfPolicies } from '../../../src/core/policies/hf';
 import { checkModelFits, MEMORY_ENV } from '../../../src/core/policies/memoryCheck';
-import { modelKindOf, openPolicies } from '../../../src/core/policies/registry';
+import { hfModelDir, openPolicies } from '../../../src/core/policies/registry';
 import type { Policies } from '../../../src/core/policies/types';
 import { objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../../../src/core/srpo';
 import { checkpointDir, savePoliciesCheckpoint } from '../../../src/core/train/checkpoints';
@@ -86,10 +90,35 @@ function update(policies: Policies, step: ReturnType<typeof syntheticStep>, u: {
 }
 
 describe('Hugging Face policies (LoRA over one frozen base)', () => {
-  it('picks the model kind from the run config: adapter or a Hugging Face folder -> hf, else lab', () => {
-    expect(modelKindOf(hfRunConfig(dir), '/')).toBe('hf');
-    expect(modelKindOf(hfRunConfig(dir, { policies: { adapter: null } }), '/')).toBe('hf'); // the folder's config.json has model_type
-    expect(modelKindOf(hfRunConfig(dir, { policies: { adapter: null, init: null } }), '/')).toBe('lab');
+  it('opens the folder policies.init names, or with init null a seeded lab folder of the configured shape', () => {
+    expect(hfModelDir(hfRunConfig(dir), '/')).toBe(dir);
+    const lab = hfRunConfig(dir, { policies: { adapter: null, init: null, modelOverrides: { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 64 } } });
+    expect(hfModelDir(lab, '/')).toBe(labModelDir(labShapeOf(lab), lab.seed));
+    const p = openPolicies(lab, { baseDir: '/' }) as HfPolicies;
+    try {
+      // The lab's character model in the family: Llama-style, d32 x 1, full heads, the 108-token character vocabulary.
+      expect(p.modelKind).toBe('hf');
+      expect(p.config).toMatchObject({ architecture: 'llama', hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, vocabSize: 108, maxPositions: 128 });
+      expect(p.tokenizer.vocabSize).toBe(108);
+      const ids = p.promptIds('shared', { role: 'verifier', instruction: 'verifier', prompt: 'Check 1+1=2.' }, 6);
+      expect(p.tokenizer.decode(ids)).toBe('<bos><verifier>Check 1+1=2.');
+    } finally {
+      p.dispose();
+    }
+  });
+
+  it('refuses to resume a checkpoint of the removed lab Transformer, saying what to do, and an unknown model kind', () => {
+    const root = mkdtempSync(join(tmpdir(), 'srpo-lab-ckpt-'));
+    try {
+      writeFileSync(join(root, 'policies.json'), JSON.stringify({ modelKind: 'lab', sharing: 'shared', policies: [] }));
+      expect(() => openPolicies(hfRunConfig(dir), { baseDir: '/', resumeDir: root })).toThrow(
+        /model kind "lab".*do not convert.*start a new run from the same preset/,
+      );
+      writeFileSync(join(root, 'policies.json'), JSON.stringify({ modelKind: 'gpt2' }));
+      expect(() => openPolicies(hfRunConfig(dir), { baseDir: '/', resumeDir: root })).toThrow(/policies\.json: field "modelKind" is "gpt2"; valid: hf/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('starts equal to the base: adapters added as peft does (B = 0) score exactly as the base', () => {
@@ -280,7 +309,7 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
         name,
       ).toMatchObject({ maxK: 3 });
       expect(c.update.recompute && c.update.microBatchRows > 0, name).toBe(true);
-      expect(modelKindOf(c, '/'), name).toBe('hf');
+      expect(hfModelDir(c, '/'), name).toBe(dir);
     }
     // math-quick (the lab's own model) on a model folder, LoRA by one --set: the folder decides the shape.
     const quick = presetConfig('math-quick', { policies: { init: dir, adapter: { kind: 'lora' } } });
@@ -292,7 +321,7 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
       rslora: false,
       dropout: 0,
     });
-    expect(modelKindOf(quick, '/')).toBe('hf');
+    expect(hfModelDir(quick, '/')).toBe(dir);
   });
 
   it('reports GPU memory in the step metrics where the backend exposes it', () => {
@@ -322,7 +351,6 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     expect(() => openPolicies(hfRunConfig('/nonexistent/qwen3'), { baseDir: '/' })).toThrow(
       /field "policies\.init" = "\/nonexistent\/qwen3": model folder \/nonexistent\/qwen3 does not exist/,
     );
-    expect(() => openPolicies(hfRunConfig(dir, { policies: { init: null } }), { baseDir: '/' })).toThrow(/--set policies\.init=PATH/);
     expect(tf.memory().numTensors).toBe(before);
     const config = readHfConfig(dir);
     expect(() =>
