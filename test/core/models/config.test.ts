@@ -1,5 +1,10 @@
+// The lab shape presets (models/config.ts) and their validation errors; a preset is what a run with
+// policies.init null trains, as a lab folder of that shape (models/hf/labFolder.ts).
 import { describe, expect, it } from 'vitest';
 import { MODEL_PRESET_NAMES, modelConfig, parameterCount, resolveModelConfig } from '../../../src/core/models/config';
+import { parseHfConfig } from '../../../src/core/models/hf/config';
+import { labHfConfigJson } from '../../../src/core/models/hf/labFolder';
+import { hfParameterCount } from '../../../src/core/models/hf/memory';
 
 describe('model config', () => {
   it('presets are valid and sized as documented', () => {
@@ -10,6 +15,19 @@ describe('model config', () => {
     expect(counts.small).toBeLessThan(8e6);
     expect(counts.base).toBeGreaterThan(10e6);
     expect(counts.large).toBeGreaterThan(counts.base);
+  });
+
+  it('as lab folders: untied embedding and head, per layer 4 d^2 attention + 3 d I SwiGLU + 2 norms, a final norm', () => {
+    const swiglu = { tiny: 344, small: 680, base: 1368, large: 2048 }; // 8d/3 rounded to 8: the GELU MLP's parameters
+    for (const name of MODEL_PRESET_NAMES) {
+      const c = modelConfig(name);
+      const d = c.dModel;
+      const expected = 2 * 108 * d + c.nLayers * (4 * d * d + 3 * d * swiglu[name] + 2 * d) + d;
+      const hf = parseHfConfig(labHfConfigJson({ ...c }), `${name}/config.json`);
+      expect(hf.intermediateSize, name).toBe(swiglu[name]);
+      expect(hfParameterCount(hf), name).toBe(expected);
+    }
+    expect(hfParameterCount(parseHfConfig(labHfConfigJson(modelConfig('tiny')), 'c.json'))).toBeLessThan(0.9e6); // "~0.85M"
   });
 
   it('counts parameters: tiny = embeddings + 12 d^2 per layer + norms + head', () => {

@@ -1,10 +1,10 @@
 /**
- * Warm-start batching: the scorer lays rows out as (longest prompt) + (longest completion) - 1
+ * Supervised batching (models/hf/supervised.ts, the lab folders' warm start): the scorer lays rows out as (longest prompt) + (longest completion) - 1
  * columns, so rows that fit alone can overflow together; contextBatches keeps every batch within
  * the context, at most `size` rows, in order, losing no row.
  */
 import { describe, expect, it } from 'vitest';
-import { contextBatches } from '../../../src/core/models/warmstart';
+import { contextBatches } from '../../../src/core/models/hf/supervised';
 
 const row = (p: number, c: number) => ({ prompt: new Array(p).fill(1), completion: new Array(c).fill(2) });
 

@@ -1,13 +1,7 @@
-// Shared fixtures of the model tests: a micro config (fast on wasm) and seeded random ids.
-import { modelConfig, type ModelConfig } from '../../../src/core/models/config';
+// Shared fixtures of the model tests: seeded random ids and the largest elementwise difference.
 import { mulberry32 } from '../../../src/core/models/random';
 
-/** d32 x 2 layers, 2 heads, context 64: runs in milliseconds on wasm. */
-export function microConfig(overrides: Partial<ModelConfig> = {}): ModelConfig {
-  return modelConfig('tiny', { dModel: 32, nLayers: 2, nHeads: 2, contextLength: 64, initStd: 0.1, ...overrides });
-}
-
-/** Seeded ids in [lo, hi). */
+/** Seeded ids in [lo, hi) (default: the character vocabulary's ordinary characters). */
 export function randomIds(n: number, seed: number, lo = 12, hi = 108): number[] {
   const r = mulberry32(seed);
   return Array.from({ length: n }, () => lo + Math.floor(r() * (hi - lo)));
