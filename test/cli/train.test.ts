@@ -205,7 +205,7 @@ describe('srpo-lab run commands', () => {
     expect(wrongType.err).toMatch(/field "objective\.algorithm" = "ppo": must be one of "srpo"/);
     const preset = await cli(['train', '--preset', 'math-huge', '--db', db]);
     expect(preset.code).toBe(1);
-    expect(preset.err).toMatch(/unknown preset "math-huge"; valid names: math-quick, search-quick, math-quick-hf, search-quick-hf, math-paper/);
+    expect(preset.err).toMatch(/unknown preset "math-huge"; valid names: math-quick, search-quick, math-paper/);
     const json = await cli(['train', '--preset', 'math-quick', '--db', db, '--set', 'tasks.train=[arith-easy']);
     expect(json.code).toBe(2);
     expect(json.err).toMatch(/--set tasks\.train: the value looks like JSON but does not parse/);
