@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Bm25Retriever, type Passage } from '../../../src/core/data';
 import { getWorkflow, runEpisode, runLockstep, type EpisodeResult, type EventRecord, type WorkflowTask } from '../../../src/core/workflows';
-import { ROLES as TOKENIZER_ROLES } from '../../../src/core/models/tokenizer';
+import { ROLES as VOCAB_ROLES } from '../../../src/core/models/vocab';
 import { POLICY_ROLES, WORKFLOWS } from '../../../src/core/workflows';
 import { scripted } from './scripted';
 
@@ -33,8 +33,8 @@ const tools = { search: retriever };
 const think = (t: string, q: string): string => `<think>${t}</think><search>${q}</search>`;
 
 describe('policy roles', () => {
-  it('are the tokenizer role markers, and every workflow uses only them', () => {
-    expect([...POLICY_ROLES]).toEqual([...TOKENIZER_ROLES]);
+  it('are the role markers of the character vocabulary (models/vocab.ts), and every workflow uses only them', () => {
+    expect([...POLICY_ROLES]).toEqual([...VOCAB_ROLES]);
     for (const wf of Object.values(WORKFLOWS)) for (const r of wf.roles) expect(POLICY_ROLES).toContain(r);
   });
 });
