@@ -1,5 +1,6 @@
 /**
- * The external-agent endpoint with the official `openai` npm client and a tiny random lab policy:
+ * The external-agent endpoint with the official `openai` npm client and a tiny random lab policy
+ * (the lab's character model as a Hugging Face folder; calls render with its chat template):
  * answers in OpenAI's shapes (chat.completion, streamed chat.completion.chunk, text_completion,
  * the model list); parallel calls tagged alike form ONE event (an active set, K = their number),
  * untagged calls are `<role>#<n>`; what is recorded are the exact ids the policy read and sampled
@@ -9,21 +10,22 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CharTokenizer, modelConfig, PolicySet } from '../../src/core/models';
-import { LabPolicies } from '../../src/core/policies/lab';
+import { LAB_SPECIAL_IDS } from '../../src/core/models/hf/labFolder';
+import { SPECIAL_TOKENS } from '../../src/core/models/vocab';
+import type { HfPolicies } from '../../src/core/policies/hf';
+import { labPolicies } from '../core/train/labPolicies';
 import { openEpisode } from './episodeClient';
 import { cutAtStop, ExternalEndpoint } from '../../src/core/external/server';
 
 const CONTEXT = 192;
-let policies: LabPolicies;
+let policies: HfPolicies;
 let ep: ExternalEndpoint;
 let n = 0;
 const episode = () => openEpisode(ep, n++);
 const user = (content: string) => [{ role: 'user' as const, content }];
 
 beforeAll(async () => {
-  const set = new PolicySet('shared', modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: CONTEXT }), ['solver', 'verifier', 'aggregator']);
-  policies = new LabPolicies(set, new CharTokenizer());
+  policies = labPolicies({ sharing: 'shared', shape: { contextLength: CONTEXT } });
   ep = await ExternalEndpoint.start({
     policies,
     roles: [
@@ -71,6 +73,8 @@ describe('external endpoint (official openai client)', () => {
     expect(result.events.map((e) => e.reward)).toEqual([1, 1, 1, -0.5]);
     expect(result.events[0].groupKey).toBe('task-1/solve');
     expect(result.events[2].members[0]).toMatchObject({ role: 'verifier', agent: 'critic' });
+    // An agent name plays its policy role: the critic's prompt carries the verifier's marker.
+    expect(result.events[2].members[0].prompt).toBe('<bos><verifier>Critic: check again.');
     // The recorded members are the responses, token for token.
     const solve = result.events[0];
     const texts = [a, b].map((r) => r.choices[0].message.content);
@@ -87,11 +91,13 @@ describe('external endpoint (official openai client)', () => {
         total_tokens: s.promptTokens.length + s.outputTokens.length,
       });
       expect(s.logp).toHaveLength(s.outputTokens.length);
-      // The ids are what the policy read: <bos>, the shared policy's role marker, the characters.
+      // The ids are what the policy read: the lab folder's chat template gives <bos>, the call's
+      // role marker (`lab_role`), then the user text, one id per character; the record keeps that text.
       const tok = policies.tokenizer;
-      expect(s.promptTokens.slice(0, 2)).toEqual([tok.bosId, tok.roleId('solver')]);
-      expect(tok.decode(s.promptTokens.slice(2))).toBe(m.prompt);
-      expect(m.prompt).toMatch(/^Problem: 1\+1\nSolver [01]: solve it\.$/);
+      expect(s.promptTokens.slice(0, 2)).toEqual([LAB_SPECIAL_IDS.bos, SPECIAL_TOKENS.indexOf('<solver>')]);
+      expect(tok.decode(s.promptTokens)).toBe(m.prompt);
+      expect(m.prompt).toMatch(/^<bos><solver>Problem: 1\+1\nSolver [01]: solve it\.$/);
+      expect(s.promptTokens).toHaveLength(m.prompt.length - '<bos><solver>'.length + 2);
       // Sampler log-probs are the teacher-forced log-probs of the recorded ids.
       const scored = policies.scoreData('shared', [{ prompt: s.promptTokens, completion: s.outputTokens }], 'current').logp[0];
       scored.forEach((x, t) => expect(Math.abs(x - s.logp[t])).toBeLessThan(1e-4));
@@ -141,11 +147,15 @@ describe('external endpoint (official openai client)', () => {
     const c = await client.completions.create({ model: 'verifier', prompt: 'Verifier:', logprobs: 1 });
     expect(c.object).toBe('text_completion');
     expect(c.choices[0].logprobs!.tokens!.length).toBe(c.usage!.completion_tokens);
-    const events = log.result('external').result.events;
+    const { result, sampled } = log.result('external');
+    const events = result.events;
     expect(events.map((e) => [e.eventId.split('/').at(-1), e.expectedK])).toEqual([
       ['pair', 2],
       ['verifier#0', 1],
     ]);
+    // A text completion reads the tokenizer's encoding of its prompt as it is (no chat template, so no <bos> or role marker).
+    expect(events[1].members[0].prompt).toBe('Verifier:');
+    expect(policies.tokenizer.decode(sampled.get(`${events[1].eventId}#0`)!.promptTokens)).toBe('Verifier:');
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(['solver', 'verifier', 'critic']);
   });
