@@ -10,8 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/core/config';
-import { CharTokenizer, modelConfig, PolicySet } from '../../src/core/models';
-import { LabPolicies } from '../../src/core/policies/lab';
+import type { HfPolicies } from '../../src/core/policies/hf';
+import { labPolicies } from '../core/train/labPolicies';
 import { EpisodeLog } from '../../src/core/external/episodeLog';
 import { ExternalEndpoint } from '../../src/core/external/server';
 import { ExternalDriver } from '../../src/core/rollout/external';
@@ -23,13 +23,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const CONTEXT = 160;
-let policies: LabPolicies;
+/** The lab folder's max_position_embeddings: twice its context (models/hf/labFolder.ts POSITION_ROOM). */
+const POSITIONS = 2 * CONTEXT;
+let policies: HfPolicies;
 let ep: ExternalEndpoint;
 let n = 0;
 
 beforeAll(async () => {
-  const set = new PolicySet('shared', modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: CONTEXT }), ['solver']);
-  policies = new LabPolicies(set, new CharTokenizer());
+  policies = labPolicies({ sharing: 'shared', shape: { contextLength: CONTEXT } });
   ep = await ExternalEndpoint.start({
     policies,
     roles: [{ name: 'solver', policyRole: 'solver' }],
@@ -100,13 +101,14 @@ describe('the endpoint refuses bad requests, saying what and where', () => {
 
   it('a prompt longer than the context: 400 naming both numbers', async () => {
     const a = open();
-    const text = 'y'.repeat(300);
+    const text = 'y'.repeat(POSITIONS);
     const r = await post(`${ep.episodeUrl(a)}/chat/completions`, chat(text));
     expect(r.status).toBe(400);
-    // <bos>, the shared policy's role marker, one id per character.
+    // The lab folder's chat template: <bos>, the role marker, one id per character.
     expect(r.error.message).toContain(`${2 + text.length} tokens`);
-    expect(r.error.message).toContain(`${CONTEXT} tokens`);
+    expect(r.error.message).toContain(`${POSITIONS} tokens`);
     expect(r.error.code).toBe('context_length_exceeded');
+    expect(a.calls).toHaveLength(0); // nothing refused is recorded
   });
 
   it('an unknown role, or a reward out of range or not finite: 400', async () => {

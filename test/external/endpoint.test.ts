@@ -174,7 +174,7 @@ describe('external endpoint (official openai client)', () => {
 
   it('a stop string cuts the recorded ids at the token that completes it; the text ends before it', () => {
     const tok = policies.tokenizer;
-    const ids = tok.encode('ab END cd', { special: false });
+    const ids = tok.encode('ab END cd', { addSpecialTokens: false });
     const row = { ids, logp: ids.map((_, i) => -i), stopReason: 'length' };
     const cut = cutAtStop(row, ['END'], (x) => tok.decode(x));
     expect(cut).toEqual({ ids: ids.slice(0, 6), logp: row.logp.slice(0, 6), text: 'ab ', stopReason: 'stop' });

@@ -1,6 +1,6 @@
 /**
- * top_logprobs on the external endpoint (official `openai` client, a tiny random lab policy,
- * sampled at the run's temperature 0.7): each generated position lists the N most probable
+ * top_logprobs on the external endpoint (official `openai` client, a tiny random lab policy: the
+ * lab's character model as a Hugging Face folder, sampled at the run's temperature 0.7): each generated position lists the N most probable
  * tokens of the UN-TEMPERED model, descending, with bytes; the values equal a log-softmax worked
  * out here in float64 from the model's training forward pass over prompt + completion (another
  * code path than the sampler's KV decode), and the sampled token's log-prob equals the policy's
@@ -10,21 +10,20 @@
 import * as tf from '@tensorflow/tfjs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CharTokenizer, modelConfig, PolicySet } from '../../src/core/models';
-import { LabPolicies } from '../../src/core/policies/lab';
+import type { HfPolicies } from '../../src/core/policies/hf';
+import { labPolicies } from '../core/train/labPolicies';
 import { openEpisode } from './episodeClient';
 import { cutAtStop, ExternalEndpoint } from '../../src/core/external/server';
 import { textCompletion } from '../../src/core/external/protocol';
 
 const TEMPERATURE = 0.7;
-let policies: LabPolicies;
+let policies: HfPolicies;
 let ep: ExternalEndpoint;
 let n = 0;
 const episode = () => openEpisode(ep, n++);
 
 beforeAll(async () => {
-  const set = new PolicySet('shared', modelConfig('tiny', { dModel: 32, nLayers: 1, nHeads: 2, contextLength: 128 }), ['solver', 'verifier']);
-  policies = new LabPolicies(set, new CharTokenizer());
+  policies = labPolicies({ sharing: 'shared' });
   ep = await ExternalEndpoint.start({
     policies,
     roles: [
@@ -45,7 +44,8 @@ afterAll(async () => {
 /** log-softmax (float64, plain loops, temperature 1) of the model's next-token logits after each prefix of the completion. */
 function logSoftmaxAt(prompt: number[], completion: number[]): number[][] {
   const ids = [...prompt, ...completion];
-  const logits = tf.tidy(() => policies.set.get('shared').model.forward(tf.tensor2d(ids, [1, ids.length], 'int32')));
+  // The full-sequence forward of training (no KV cache), the shared policy's own weights.
+  const logits = tf.tidy(() => policies.model.forward(tf.tensor2d(ids, [1, ids.length], 'int32'))); // [1, T, V]
   const all = logits.dataSync();
   const V = logits.shape[2];
   logits.dispose();
@@ -196,7 +196,7 @@ describe('top_logprobs (official openai client)', () => {
 
   it('a stop string cuts the alternatives with the ids', () => {
     const tok = policies.tokenizer;
-    const ids = tok.encode('ab END cd', { special: false });
+    const ids = tok.encode('ab END cd', { addSpecialTokens: false });
     const top = ids.map((id, i) => [{ id, logp: -i }]);
     const row = { ids, logp: ids.map((_, i) => -i), top, stopReason: 'length' };
     const cut = cutAtStop(row, ['END'], (x) => tok.decode(x));
