@@ -1,28 +1,53 @@
 /**
  * The lab's character models as Hugging Face folders (src/core/models/hf/labFolder.ts): the
- * tokenizer.json read by @huggingface/tokenizers gives the CharTokenizer's ids on every prompt
- * and completion the built-in tasks produce (demonstration episodes of each task's workflow, every
+ * tokenizer.json read by @huggingface/tokenizers gives the character vocabulary's ids
+ * (models/vocab.ts; `referenceIds` below, a slow obvious encoder) on every prompt and completion
+ * the built-in tasks produce (demonstration episodes of each task's workflow, every
  * role, later turns included), the chat template renders exactly the lab's prompt layout (`<bos>`,
  * role marker, text) through policies/hf.ts `hfPromptIds`, a written folder loads as the twin shape
- * and a supervised pass lowers its loss; and passing the role leaves another model's template
+ * and a supervised pass lowers its loss, leaving no tensors behind; and passing the role leaves another model's template
  * (the Qwen3 fixture) rendering the same ids.
  */
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bm25Retriever, getTaskGenerator, TASK_NAMES } from '../../../../src/core/data';
 import { labHfConfigJson, labTokens, LAB_CHAT_TEMPLATE, twinIntermediateSize, writeLabFolder } from '../../../../src/core/models/hf/labFolder';
 import { loadHfModel, type LoadedHfModel } from '../../../../src/core/models/hf/load';
 import { fitHfPairs } from '../../../../src/core/models/hf/supervised';
 import { HfTokenizer } from '../../../../src/core/models/hf/tokenizer';
-import { CharTokenizer, CHAR_VOCAB_SIZE, ROLES, SPECIAL_TOKENS } from '../../../../src/core/models/tokenizer';
-import { encodePrompt } from '../../../../src/core/policies/lab';
+import { CHAR_VOCAB_SIZE, CHARACTERS, ROLES, SPECIAL_TOKENS } from '../../../../src/core/models/vocab';
 import { hfPromptIds } from '../../../../src/core/policies/hf';
 import { labFolderPromptIds } from '../../../../src/core/train/warmstart';
 import { warmStartDemos, type DemoRow } from '../../../../src/core/workflows/demos';
 import { CHAT_SYSTEM_PROMPTS } from '../../../../src/core/workflows/chatPrompts';
 import type { InstructionName } from '../../../../src/core/workflows/prompts';
+
+const [BOS, EOS, UNK] = [1, 2, 3];
+
+/**
+ * The character vocabulary's ids of `text`, one character at a time: a special token's name is
+ * that token (unless `special` is false), newline and printable ASCII are their own ids, any
+ * other code point is `<unk>`.
+ */
+function referenceIds(text: string, special = true): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < text.length;) {
+    const name = special ? SPECIAL_TOKENS.find((t) => text.startsWith(t, i)) : undefined;
+    if (name) {
+      out.push(SPECIAL_TOKENS.indexOf(name));
+      i += name.length;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i)!);
+    const k = CHARACTERS.indexOf(ch);
+    out.push(k >= 0 ? SPECIAL_TOKENS.length + k : UNK);
+    i += ch.length;
+  }
+  return out;
+}
 
 const SHAPE = { dModel: 16, nLayers: 1, nHeads: 2, contextLength: 512, normEps: 1e-5, initStd: 0.02 };
 
@@ -46,7 +71,6 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
   let dir: string;
   let loaded: LoadedHfModel;
   let hf: HfTokenizer;
-  const char = new CharTokenizer();
   beforeAll(() => {
     dir = join(mkdtempSync(join(tmpdir(), 'srpo-labfolder-')), 'model');
     writeLabFolder(dir, SHAPE, { seed: 5 });
@@ -55,28 +79,30 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
   });
   afterAll(() => loaded?.dispose());
 
-  it('has the CharTokenizer vocabulary with the same ids, specials special', () => {
+  it('has the character vocabulary with its ids, specials special', () => {
     expect(hf.vocabSize).toBe(CHAR_VOCAB_SIZE);
-    expect(labTokens()).toEqual([...char.tokens]);
-    for (let id = 0; id < CHAR_VOCAB_SIZE; id++) expect(hf.tokenToId(char.tokens[id])).toBe(id);
+    expect(labTokens()).toEqual([...SPECIAL_TOKENS, ...CHARACTERS]);
+    labTokens().forEach((token, id) => expect(hf.tokenToId(token)).toBe(id));
     expect([...hf.specialIds].sort((a, b) => a - b)).toEqual(SPECIAL_TOKENS.map((_, i) => i));
-    // Special names in text are the special tokens (as CharTokenizer's default), and decode back.
+    // Special names in text are the special tokens, and decode back.
     const text = '<bos><solver>12+3=<eos>';
-    expect(hf.encode(text, { addSpecialTokens: true })).toEqual(char.encode(text));
-    expect(hf.decode(char.encode(text))).toBe(text);
-    expect(hf.decode(char.encode(text), { skipSpecialTokens: true })).toBe(char.decode(char.encode(text), { skipSpecial: true }));
+    const ids = [BOS, 7, 13 + 17, 13 + 18, 13 + 11, 13 + 19, 13 + 29, EOS]; // '1' is 49: id 12 + 1 + 49 - 32
+    expect(referenceIds(text)).toEqual(ids);
+    expect(hf.encode(text, { addSpecialTokens: true })).toEqual(ids);
+    expect(hf.decode(ids)).toBe(text);
+    expect(hf.decode(ids, { skipSpecialTokens: true })).toBe('12+3=');
   });
 
-  it('gives the CharTokenizer ids on every prompt and completion of every built-in task', () => {
+  it('gives the reference ids on every prompt and completion of every built-in task', () => {
     let checked = 0;
     for (const { task, rows } of builtInDemos()) {
       expect({ task, rows: rows.length > 0 }).toEqual({ task, rows: true });
       for (const d of rows) {
-        const want = char.encode(d.prompt, { special: false });
+        const want = referenceIds(d.prompt, false);
         const got = hf.encode(d.prompt, { addSpecialTokens: true });
         if (got.length !== want.length || got.some((id, i) => id !== want[i]))
           expect({ task, prompt: d.prompt, ids: got }).toEqual({ task, prompt: d.prompt, ids: want });
-        expect(hf.encode(d.completion, { addSpecialTokens: true })).toEqual(char.encode(d.completion));
+        expect(hf.encode(d.completion, { addSpecialTokens: true })).toEqual(referenceIds(d.completion));
         expect(hf.decode(got)).toBe(d.prompt);
         checked++;
       }
@@ -85,20 +111,20 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
   });
 
   it('characters outside the vocabulary are <unk>, one per code point', () => {
-    expect(hf.encode('a\tb\u00e9', { addSpecialTokens: true })).toEqual(char.encode('a\tb\u00e9'));
-    expect(hf.encode('x\u{1F600}', { addSpecialTokens: true })).toEqual([char.id('x'), char.unkId]); // CharTokenizer: two (UTF-16 units)
+    expect(hf.encode('a\tb\u00e9', { addSpecialTokens: true })).toEqual([78, UNK, 79, UNK]);
+    expect(hf.encode('x\u{1F600}', { addSpecialTokens: true })).toEqual([101, UNK]); // one <unk> for two UTF-16 units
   });
 
   it("the chat template renders the lab's prompt layout: <bos>, role marker, text (the system turn left out)", () => {
     const instructions = Object.keys(CHAT_SYSTEM_PROMPTS) as InstructionName[];
     const prompt = 'Question: 3+4*2\nSolve it.';
     for (const role of ROLES) {
-      const want = encodePrompt(char, prompt, role, true, 10_000);
+      const want = [BOS, SPECIAL_TOKENS.indexOf(`<${role}>`), ...referenceIds(prompt, false)];
       for (const instruction of instructions) expect(hfPromptIds(hf, instruction, prompt, undefined, role)).toEqual(want);
       expect(labFolderPromptIds(hf, role, prompt)).toEqual(want);
     }
     // Without the role (transformers' apply_chat_template): <bos> and the text.
-    expect(hfPromptIds(hf, 'solver', prompt)).toEqual([char.bosId, ...char.encode(prompt, { special: false })]);
+    expect(hfPromptIds(hf, 'solver', prompt)).toEqual([BOS, ...referenceIds(prompt, false)]);
     expect(readFileSync(join(dir, 'chat_template.jinja'), 'utf8').trim()).toBe(LAB_CHAT_TEMPLATE);
   });
 
@@ -115,14 +141,14 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
       maxPositions: 1024,
     });
     expect(c.tieWordEmbeddings).toBe(false);
-    expect(loaded.generation.stopIds).toEqual([char.eosId]);
+    expect(loaded.generation.stopIds).toEqual([EOS]);
     // 3 d I within 2% of the GELU MLP's 8 d^2 (the lab's quick shape, d64).
     const d = 64;
     expect(Math.abs(3 * d * twinIntermediateSize(d) - 8 * d * d) / (8 * d * d)).toBeLessThan(0.02);
     expect(() => labHfConfigJson({ ...SHAPE, nHeads: 3 })).toThrow(/even whole head width/);
   });
 
-  it('the same seed writes the same folder; a supervised pass lowers the loss', () => {
+  it('the same seed writes the same folder; a supervised pass lowers the loss and leaves no tensors behind', () => {
     const again = join(mkdtempSync(join(tmpdir(), 'srpo-labfolder-')), 'model');
     writeLabFolder(again, SHAPE, { seed: 5 });
     expect(readFileSync(join(again, 'model.safetensors'))).toEqual(readFileSync(join(dir, 'model.safetensors')));
@@ -131,10 +157,12 @@ describe('lab folders: the character vocabulary as tokenizer.json', () => {
       .rows.slice(0, 24);
     const pairs = rows.map((d) => ({
       prompt: labFolderPromptIds(hf, d.role, d.prompt),
-      completion: [...hf.encode(d.completion, { addSpecialTokens: false }), char.eosId],
+      completion: [...hf.encode(d.completion, { addSpecialTokens: false }), EOS],
     }));
+    const before = tf.memory().numTensors;
     const epochs = fitHfPairs(loaded.model, pairs, { epochs: 3, batchSize: 8, learningRate: 3e-3, seed: 1 });
     expect(epochs[2].loss).toBeLessThan(epochs[0].loss);
+    expect(tf.memory().numTensors).toBe(before); // the optimizer's slots and every step's tensors are freed
   });
 });
 
