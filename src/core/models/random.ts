@@ -3,8 +3,9 @@
  * shuffling. mulberry32 (a 32-bit state generator, good enough for sampling and init, not for
  * cryptography) plus Box-Muller normals. Never Math.random: a run is reproducible from its seed.
  *
- * Tested through test/core/models/sampler.test.ts (seeded sampling reproducible) and
- * transformer.test.ts (same seed, same weights).
+ * Tested through test/core/models/hf/sampler.test.ts (seeded sampling reproducible) and
+ * hf/labCache.test.ts, hf/labFolder.test.ts (a lab folder's initial weights: same seed, same
+ * bytes; another seed, other weights).
  */
 
 import { mulberry32, shuffleInPlace, type Uniform } from '../util/random';

@@ -1,5 +1,7 @@
 /**
- * The safetensors format, by hand, on bytes (no file system here; checkpoint.ts does the I/O):
+ * The safetensors format, by hand, on bytes (no file system here: the writers of the optimizer
+ * state in run checkpoints, train/checkpoints.ts, and of LoRA adapters, hf/saveAdapter.ts, do the
+ * I/O; model folders are read by hf/safetensorsFile.ts with positioned reads):
  * 8-byte little-endian u64 header length N, N bytes of JSON header
  * `{ name: { dtype, shape, data_offsets: [begin, end] }, __metadata__?: { string: string } }`,
  * then the raw little-endian data; offsets are relative to the end of the header. The header
@@ -9,7 +11,7 @@
  * bit-exact); read: F32, and F16 / BF16 widened to float32 (files from other tools). Any other
  * dtype is an error naming it. Every malformed input is an Error naming the source and tensor;
  * the header is parsed and validated by safetensorsHeader.ts (shared with hf/safetensorsFile.ts).
- * Tests: test/core/models/checkpoint.test.ts, test/core/models/safetensorsHeader.test.ts.
+ * Tests: test/core/models/safetensors.test.ts, test/core/models/safetensorsHeader.test.ts.
  */
 
 import { encodeHeader, parseHeader, readHeaderLength, type HeaderLayoutEntry } from './safetensorsHeader';

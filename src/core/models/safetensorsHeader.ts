@@ -1,8 +1,8 @@
 /**
  * The safetensors header, parsed and validated once for both readers: the lab's in-memory decoder
  * (safetensors.ts `decodeSafetensors`) and the Hugging Face file reader (hf/safetensorsFile.ts,
- * positioned reads); and written by one encoder for both writers (`encodeHeader`: the lab's
- * checkpoints and adapters, hf/saveModel.ts's merged export). Pure: the caller hands in the bytes
+ * positioned reads); and written by one encoder for both writers (`encodeHeader`: the in-memory
+ * encoder's optimizer states and adapters, hf/saveModel.ts's merged export). Pure: the caller hands in the bytes
  * it read (the 8-byte length prefix, then the JSON) and the file's size; nothing here touches
  * files or tensor data.
  *
@@ -21,7 +21,7 @@
  * with a trailing gap as valid).
  *
  * Tests: test/core/models/safetensorsHeader.test.ts (the checks either reader lacked, both
- * wordings), test/core/models/checkpoint.test.ts and test/core/models/hf/safetensorsFile.test.ts.
+ * wordings), test/core/models/safetensors.test.ts and test/core/models/hf/safetensorsFile.test.ts.
  */
 
 /** The readers, each with its own wording. */

@@ -2,10 +2,9 @@
  * Reads a JSON file that must be a regular file of at most `maxBytes` (./regularFile.ts: checked
  * before a byte is read, so a FIFO or /dev/zero in its place fails at once), naming it in every
  * error: `FILE: is a FIFO ...`, `FILE: is N bytes, over the limit ...`, `FILE: cannot read (...)`,
- * `FILE: not JSON (...)`. Used by the model folders' readers (the lab's checkpoints, Hugging Face
- * config and generation config, peft adapter configs), each with its file's limit from
- * ../models/fileLimits.ts. Tested through them: test/core/models/checkpoint.test.ts,
- * test/core/models/hf/config.test.ts, test/core/models/hf/fileChecks.test.ts.
+ * `FILE: not JSON (...)`. Used by the model folders' readers (Hugging Face config and generation
+ * config, peft adapter configs), each with its file's limit from ../models/fileLimits.ts. Tested
+ * through them: test/core/models/hf/config.test.ts, test/core/models/hf/fileChecks.test.ts.
  */
 import { readRegularTextFile } from './regularFile';
 
