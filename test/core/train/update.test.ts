@@ -238,7 +238,8 @@ describe('event-atomic policy update', () => {
     policies.dispose();
   });
 
-  it('leaks no tensors', () => {
+  it('leaks no tensors, and the policies and optimizers free all of theirs when disposed', () => {
+    const start = tf.memory().numTensors;
     const { policies, samples, batch } = synthetic(5);
     const objective = objectiveConfig({ algorithm: 'grpo_token' });
     const prepared = prepareObjectiveBatch(batch, objective);
@@ -250,5 +251,6 @@ describe('event-atomic policy update', () => {
     expect(tf.memory().numTensors).toBe(before);
     for (const o of optimizers.values()) o.dispose();
     policies.dispose();
+    expect(tf.memory().numTensors).toBe(start);
   });
 });
