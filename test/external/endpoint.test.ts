@@ -6,7 +6,8 @@
  * untagged calls are `<role>#<n>`; what is recorded are the exact ids the policy read and sampled
  * (the response text is their decoding, the sampler's log-probs equal the teacher-forced ones);
  * concurrent calls of one collection window share one sampler call; a request's temperature is
- * recorded, not obeyed, and the response says so.
+ * recorded, not obeyed, and the response says so; the lab folder's template renders `<bos>`, the
+ * call's role marker and the user turns only, a text completion its prompt as it is.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +159,22 @@ describe('external endpoint (official openai client)', () => {
     expect(policies.tokenizer.decode(sampled.get(`${events[1].eventId}#0`)!.promptTokens)).toBe('Verifier:');
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(['solver', 'verifier', 'critic']);
+  });
+
+  it("a lab folder's template reads the user turns only: system, assistant and tool turns are left out", async () => {
+    const { log, client } = episode();
+    await client.chat.completions.create({
+      model: 'verifier',
+      messages: [
+        { role: 'system', content: 'You check solutions.' },
+        { role: 'user', content: 'Problem: 2+2' },
+        { role: 'assistant', content: 'It is 4.' },
+        { role: 'user', content: '\nCheck it.' },
+      ],
+    });
+    const { result, sampled } = log.result('external');
+    expect(result.events[0].members[0].prompt).toBe('<bos><verifier>Problem: 2+2\nCheck it.');
+    expect(policies.tokenizer.decode(sampled.get(`${result.events[0].eventId}#0`)!.promptTokens)).toBe('<bos><verifier>Problem: 2+2\nCheck it.');
   });
 
   it("records a request's temperature without obeying it, and says so in a header", async () => {
