@@ -1,28 +1,31 @@
 /**
  * `memory`: peak tensor bytes during one training step (forward + backward + Adam, 32 x 64
- * tokens) per preset, from tf.profile's peakBytes (all live tensors, weights and Adam slots
- * included, after one warm-up step so the slots exist). Headline in MB (1e6 bytes).
+ * tokens: bench/labModel.ts `supervisedStep`) per preset, each its seeded lab folder loaded
+ * trainable (full fine-tuning, as a run with `policies.init` null trains it), from tf.profile's
+ * peakBytes (all live tensors, weights and Adam slots included, after one warm-up step so the
+ * slots exist). Headline in MB (1e6 bytes). What models/hf/memory.ts predicts for such a step is
+ * tested in test/core/models/hf/memory.test.ts. `MEMORY_BENCH_ROWS` sets the rows (default 32; a
+ * small value only checks that the bench runs).
  */
 import * as tf from '@tensorflow/tfjs';
-import { modelConfig, type ModelPresetName } from '../src/core/models/config';
-import { mulberry32 } from '../src/core/models/random';
-import { Transformer } from '../src/core/models/transformer';
-import { trainStep } from '../src/core/models/warmstart';
+import type { ModelPresetName } from '../src/core/models/config';
+import { loadLabPreset, supervisedBatch, supervisedStep } from './labModel';
 import { benchBackend, headline } from './lib';
 
+const ROWS = Number(process.env.MEMORY_BENCH_ROWS ?? 32);
+
 async function peakMb(preset: ModelPresetName): Promise<number> {
-  const model = new Transformer(modelConfig(preset));
-  const rand = mulberry32(5);
-  const batch = Array.from({ length: 32 }, () => ({ prompt: [1], completion: Array.from({ length: 64 }, () => 12 + Math.floor(rand() * 96)) }));
+  const loaded = loadLabPreset(preset, { trainable: true });
+  const batch = supervisedBatch(ROWS, 64, 5);
   const opt = tf.train.adam(1e-4);
-  trainStep(model, batch, opt);
+  supervisedStep(loaded.model, batch, opt);
   const before = tf.memory().numBytes;
   const info = await tf.profile(() => {
-    trainStep(model, batch, opt);
+    supervisedStep(loaded.model, batch, opt);
   });
   console.log(`${preset}: live before ${(before / 1e6).toFixed(1)} MB, peak ${(info.peakBytes / 1e6).toFixed(1)} MB`);
   opt.dispose();
-  model.dispose();
+  loaded.dispose();
   return info.peakBytes / 1e6;
 }
 

@@ -1,29 +1,30 @@
 /**
  * `train-step`: one forward + backward + Adam step on 32 x 64 tokens (1-token prompt, 64-token
- * completion: the warm-start loss) for the tiny and small presets. Achieved GFLOP/s counts
- * matmul FLOPs only, approximately: 6 x (matmul parameters) x tokens for the weight products
- * (forward 2, backward 4; the one-hot embedding product included) plus 12 x layers x B x T^2 x d
- * for attention (QK^T and AV, forward and backward, full T x T: the causal half is not skipped).
+ * completion: the warm-start loss, bench/labModel.ts `supervisedStep`) for the tiny and small
+ * presets, each its seeded lab folder loaded trainable (full fine-tuning of every weight, as a run
+ * with `policies.init` null trains it). Achieved GFLOP/s counts matmul FLOPs only, approximately:
+ * 6 x (matmul parameters) x tokens for the weight products (forward 2, backward 4; the one-hot
+ * embedding product included) plus 12 x layers x B x T^2 x d for attention (QK^T and AV, forward
+ * and backward, full T x T: the causal half is not skipped).
  * `roofline_frac` = that / GFLOP/s of a plain 1024 x 1024 matmul on the same backend in this run,
  * for the larger preset (goal >= 0.5). The machines are shared, so each timing is also taken in
  * this process's CPU time (process.cpuUsage), which other processes' load does not inflate:
  * `roofline_frac_cpu` is the same ratio from CPU times. The formula is honest to within ~0.2%:
  * the one-hot embedding product is counted 6x though its backward is one product (4x), and the
- * rmsNorm gain gradients (ones @ x) are not counted.
+ * elementwise work (RoPE, SwiGLU's gate, the rmsNorm gains) is not counted.
  *
  * Runs on wasm, then on the native backend when it starts (bench/backends.ts): the wasm keys
  * keep their names, the native ones are prefixed `native_`, and `native_vs_wasm` = wasm ms /
  * native ms of the small preset's step (`native_vs_wasm_cpu`: from CPU time).
+ * `TRAIN_STEP_BENCH_ROWS` sets B (default 32; a small value only checks that the bench runs).
  */
 import * as tf from '@tensorflow/tfjs';
-import { matmulParameterCount, modelConfig, type ModelPresetName } from '../src/core/models/config';
-import { mulberry32 } from '../src/core/models/random';
-import { Transformer } from '../src/core/models/transformer';
-import { trainStep } from '../src/core/models/warmstart';
+import type { ModelPresetName } from '../src/core/models/config';
 import { nativeKeys, onWasmThenNative } from './backends';
+import { loadLabPreset, matmulParameterCount, supervisedBatch, supervisedStep } from './labModel';
 import { headline, median } from './lib';
 
-const B = 32;
+const B = Number(process.env.TRAIN_STEP_BENCH_ROWS ?? 32);
 const T = 64;
 
 /** Median wall and CPU milliseconds of `runs` calls after `warmup` untimed ones. */
@@ -59,15 +60,14 @@ async function matmulGflops(): Promise<{ wall: number; cpu: number }> {
 }
 
 async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: number; cpu: number; gflops: number; gflopsCpu: number }> {
-  const config = modelConfig(preset);
-  const model = new Transformer(config);
-  const rand = mulberry32(5);
-  const batch = Array.from({ length: B }, () => ({ prompt: [1], completion: Array.from({ length: T }, () => 12 + Math.floor(rand() * 96)) }));
+  const loaded = loadLabPreset(preset, { trainable: true });
+  const config = loaded.config;
+  const batch = supervisedBatch(B, T, 5);
   const opt = tf.train.adam(1e-4);
-  const { ms, cpu } = await timeBoth(() => trainStep(model, batch, opt), runs, 1);
+  const { ms, cpu } = await timeBoth(() => supervisedStep(loaded.model, batch, opt), runs, 1);
   opt.dispose();
-  model.dispose();
-  const flops = 6 * matmulParameterCount(config) * B * T + 12 * config.nLayers * B * T * T * config.dModel;
+  loaded.dispose();
+  const flops = 6 * matmulParameterCount(config) * B * T + 12 * config.numLayers * B * T * T * config.numHeads * config.headDim;
   return { ms, cpu, gflops: flops / ms / 1e6, gflopsCpu: flops / cpu / 1e6 };
 }
 

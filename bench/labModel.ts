@@ -1,0 +1,75 @@
+/**
+ * The lab's own models for the benches that measure them (sampler, train-step, memory, rollout):
+ * a size preset of models/config.ts as the seeded lab folder a run with `policies.init` null
+ * trains (models/hf/labCache.ts `labModelDir`, written once into the lab-model cache), loaded as
+ * an HfModel, the one model family. Also the shared pieces of their measurements: random
+ * character rows, the supervised step (masked mean of -log p of the completion, Adam, one
+ * read-back: models/hf/supervised.ts's step, which the lab's warm start runs) and the matmul
+ * parameter count of the FLOP figures.
+ *
+ * Not a benchmark itself (no `.bench.ts`): bench/run.ts does not list it.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { modelConfig, type ModelConfigInput, type ModelPresetName } from '../src/core/models/config';
+import { labModelDir } from '../src/core/models/hf/labCache';
+import type { LabShape } from '../src/core/models/hf/labFolder';
+import { loadHfModel, type LoadedHfModel } from '../src/core/models/hf/load';
+import { scoreHf, type HfScoredPair } from '../src/core/models/hf/logprobs';
+import type { HfModel } from '../src/core/models/hf/model';
+import type { HfModelConfig } from '../src/core/models/hf/types';
+import { expectedWeights } from '../src/core/models/hf/weights';
+import { mulberry32 } from '../src/core/models/random';
+import { CHAR_VOCAB_SIZE, SPECIAL_TOKENS } from '../src/core/models/vocab';
+
+/** The lab shape of a preset with overrides (as config/labShape.ts reads a run config). */
+export function labPresetShape(preset: ModelPresetName, overrides: Partial<ModelConfigInput> = {}): LabShape {
+  const c = modelConfig(preset, overrides);
+  return {
+    dModel: c.dModel,
+    nLayers: c.nLayers,
+    nHeads: c.nHeads,
+    contextLength: c.contextLength,
+    mlpRatio: c.mlpRatio,
+    tiedEmbeddings: c.tiedEmbeddings,
+    normEps: c.normEps,
+    initStd: c.initStd,
+  };
+}
+
+/** The preset's seeded lab folder, loaded (trainable: every weight a variable, as full fine-tuning). */
+export function loadLabPreset(preset: ModelPresetName, o: { trainable: boolean; seed?: number }): LoadedHfModel {
+  return loadHfModel(labModelDir(labPresetShape(preset), o.seed ?? 1234), { trainable: o.trainable });
+}
+
+/** `n` rows of `len` random ordinary-character ids (no special tokens). */
+export function randomCharRows(n: number, len: number, rand: () => number): number[][] {
+  const lo = SPECIAL_TOKENS.length;
+  return Array.from({ length: n }, () => Array.from({ length: len }, () => lo + Math.floor(rand() * (CHAR_VOCAB_SIZE - lo))));
+}
+
+/** `rows` supervised pairs of a 1-token prompt and a `completion`-token completion (the warm-start loss's shape). */
+export function supervisedBatch(rows: number, completion: number, seed: number): HfScoredPair[] {
+  return randomCharRows(rows, completion, mulberry32(seed)).map((c) => ({ prompt: [1], completion: c }));
+}
+
+/** One Adam step of the supervised loss on `batch` over every trainable weight; waits for the device. */
+export function supervisedStep(model: HfModel, batch: readonly HfScoredPair[], optimizer: tf.Optimizer): void {
+  const { value, grads } = tf.variableGrads(() => {
+    const s = scoreHf(model, batch);
+    return tf.div(tf.neg(tf.sum(tf.mul(s.logp, s.mask))), tf.maximum(tf.sum(s.mask), 1)) as tf.Scalar;
+  }, model.variables());
+  optimizer.applyGradients(grads);
+  value.dataSync(); // waits for the device
+  tf.dispose([value, ...Object.values(grads)]);
+}
+
+/**
+ * Parameters taking part in matmuls per token: every 2-D weight (the embedding included: a trained
+ * embedding is a one-hot product), and the embedding once more when it is also the head.
+ */
+export function matmulParameterCount(config: HfModelConfig): number {
+  const twoD = expectedWeights(config)
+    .filter((w) => w.shape.length === 2)
+    .reduce((a, w) => a + w.shape[0] * w.shape[1], 0);
+  return twoD + (config.tieWordEmbeddings ? config.vocabSize * config.hiddenSize : 0);
+}
