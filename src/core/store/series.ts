@@ -15,8 +15,12 @@
  * bucket's extremes (per bucket, two aggregate reads over its primary-key range: min() / max()
  * with bare columns, which take the first row reaching the extreme) and only the picked rows
  * cross into JavaScript, much cheaper than reading every row; otherwise (sparse steps: eval
- * series, few points) the rows are read and bucketed here in one pass. Why and how much:
- * docs/decisions/049-series-downsampled-in-sql.md (`npm run bench -- ui`, first_open_ms).
+ * series, few points) the rows are read and bucketed here in one pass. Whether the steps are
+ * contiguous is not known before: the range's first and last steps are two index seeks, and the
+ * bucket statement counts the rows it aggregates, so a range whose count is not last - first + 1
+ * has gaps and is bucketed again from its rows (no separate count(*) pass over a long series).
+ * Why and how much: docs/decisions/049-series-downsampled-in-sql.md (`npm run bench -- ui`,
+ * first_open_ms).
  *
  * Tests: test/core/store/series.test.ts (both paths against a slow per-bucket reference, and
  * against each other).
@@ -27,16 +31,24 @@ import type { MetricPoint, MetricSeriesOptions } from './records';
 type Row = [step: number, value: number | null, wallTime: number];
 
 const RANGE = 'run_id = :runId AND key = :key AND step BETWEEN :fromStep AND :toStep';
-const EXTENT = `SELECT count(*), min(step), max(step) FROM metrics WHERE ${RANGE}`;
+/**
+ * The range's first and last steps (index seeks) and its row count up to :cap (a scan of at most
+ * :cap rows): enough to tell "every point" from "downsample" without counting a long series.
+ */
+const HEAD = `SELECT (SELECT min(step) FROM metrics WHERE ${RANGE}), (SELECT max(step) FROM metrics WHERE ${RANGE}),
+  (SELECT count(*) FROM (SELECT 1 FROM metrics WHERE ${RANGE} LIMIT :cap))`;
 const IN_BUCKET = 'FROM metrics WHERE run_id = :runId AND key = :key AND step BETWEEN b.lo AND b.hi';
 /**
- * Every min/max bucket of the contiguous steps first .. first + n - 1, in one statement: the
- * buckets as step ranges (bucket i = steps first + ceil(i n / B) .. first + ceil((i + 1) n / B) - 1,
- * integer arithmetic: better-sqlite3 binds numbers as REAL, hence the casts), per bucket the step
- * of its lowest row (NULL lowest: -9e999 is -Infinity to SQLite) and of its highest non-NULL row
- * (NULL when the bucket is all NULL), then those rows by primary key. One row per bucket:
- * [lowest step, value, wall time, highest step, value, wall time]. Not MATERIALIZED: the
- * materialised CTE measured ~40% slower.
+ * Every min/max bucket of the steps first .. first + n - 1 taken as contiguous, in one statement:
+ * the buckets as step ranges (bucket i = steps first + ceil(i n / B) .. first + ceil((i + 1) n / B) - 1,
+ * integer arithmetic: better-sqlite3 binds numbers as REAL, hence the casts), per bucket its
+ * lowest row (NULL lowest: -9e999 is -Infinity to SQLite) with the bucket's row count, and its
+ * highest non-NULL row (NULL when the bucket is all NULL), each as a JSON array of the row's
+ * columns taken as bare columns of its aggregate. One row per bucket: ['[step, value, wall time,
+ * rows]', '[step, value, wall time]' or NULL]. JSON, not a join back to the picked rows by step:
+ * a CTE column read twice is computed twice (its subquery runs again), and SQLite's JSON writes a
+ * REAL with the digits that read back to the same double. Not MATERIALIZED: the materialised CTE
+ * measured ~40% slower.
  */
 const BUCKETS = `WITH RECURSIVE
   p(first, n, nb) AS (SELECT CAST(:first AS INTEGER), CAST(:n AS INTEGER), CAST(:buckets AS INTEGER)),
@@ -47,14 +59,11 @@ const BUCKETS = `WITH RECURSIVE
   ),
   e(i, lowest, highest) AS (
     SELECT i,
-      (SELECT step FROM (SELECT step, min(coalesce(value, -9e999)) ${IN_BUCKET})),
-      (SELECT step FROM (SELECT step, max(value) AS top ${IN_BUCKET}) WHERE top IS NOT NULL)
+      (SELECT json_array(step, value, wall_time, rows) FROM (SELECT step, value, wall_time, min(coalesce(value, -9e999)), count(*) AS rows ${IN_BUCKET})),
+      (SELECT json_array(step, value, wall_time) FROM (SELECT step, value, wall_time, max(value) AS top ${IN_BUCKET}) WHERE top IS NOT NULL)
     FROM b WHERE hi >= lo
   )
-SELECT lo.step, lo.value, lo.wall_time, hi.step, hi.value, hi.wall_time FROM e
-  JOIN metrics lo ON lo.run_id = :runId AND lo.key = :key AND lo.step = e.lowest
-  LEFT JOIN metrics hi ON hi.run_id = :runId AND hi.key = :key AND hi.step = e.highest
-  ORDER BY e.i`;
+SELECT lowest, highest FROM e ORDER BY i`;
 const POINTS = `SELECT step, value, wall_time FROM metrics WHERE ${RANGE} ORDER BY step`;
 // Distinct keys by hopping along the primary key (one index seek per key), not a scan of rows.
 const KEY_HOP = `WITH RECURSIVE k(key) AS (
@@ -100,11 +109,15 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
   const { fromStep = 0, toStep = Number.MAX_SAFE_INTEGER, maxPoints } = options;
   checkMaxPoints(maxPoints);
   const args = { runId, key, fromStep, toStep };
-  if (maxPoints === undefined) return db.stmt<[typeof args], Row>(POINTS).raw(true).all(args).map(toPoint);
-  const [n, first, last] = db.stmt<[typeof args], [number, number | null, number | null]>(EXTENT).raw(true).get(args)!;
-  if (n <= maxPoints) return db.stmt<[typeof args], Row>(POINTS).raw(true).all(args).map(toPoint);
-  if (first !== null && last !== null && last - first + 1 === n) return downsampleInSql(db, runId, key, first, n, maxPoints);
-  return downsampleRows(db, args, n, maxPoints);
+  const all = () => db.stmt<[typeof args], Row>(POINTS).raw(true).all(args).map(toPoint);
+  if (maxPoints === undefined) return all();
+  const head = db.stmt<[typeof args & { cap: number }], [number | null, number | null, number]>(HEAD).raw(true);
+  const [first, last, few] = head.get({ ...args, cap: maxPoints + 1 })!;
+  if (first === null || last === null || few <= maxPoints) return all();
+  const span = last - first + 1;
+  const { points, rows } = bucketsInSql(db, runId, key, first, span, maxPoints);
+  // As many rows as steps from first to last: contiguous, the buckets are right. Else gaps: by index.
+  return rows === span ? points : downsampleRows(db, args, rows, maxPoints);
 }
 
 /**
@@ -114,21 +127,29 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
  * the primary-key scan runs in step order). Only 2 rows per bucket are read into JavaScript.
  */
 export function downsampleInSql(db: LabDb, runId: number, key: string, first: number, n: number, maxPoints: number): MetricPoint[] {
-  type BucketRow = [...Row, number | null, number | null, number | null];
-  const rows = db
-    .stmt<[Record<string, number | string>], BucketRow>(BUCKETS)
+  return bucketsInSql(db, runId, key, first, n, maxPoints).points;
+}
+
+/** downsampleInSql's buckets, and how many rows the steps first .. first + n - 1 hold (n when contiguous). */
+function bucketsInSql(db: LabDb, runId: number, key: string, first: number, n: number, maxPoints: number): { points: MetricPoint[]; rows: number } {
+  const picked = db
+    .stmt<[Record<string, number | string>], [string, string | null]>(BUCKETS)
     .raw(true)
     .all({ runId, key, first, n, buckets: Math.floor(maxPoints / 2) });
-  const out: MetricPoint[] = [];
-  for (const r of rows) {
-    const min = toPoint(r);
+  const points: MetricPoint[] = [];
+  let rows = 0;
+  for (const [lowest, highest] of picked) {
+    const low = JSON.parse(lowest) as [number | null, number | null, number | null, number];
+    rows += low[3];
+    if (low[0] === null) continue; // no rows in this step range (gaps)
+    const min = toPoint(low as Row);
     // Every value NULL: the bucket is its first NULL.
-    const max = r[3] === null ? min : toPoint([r[3], r[4], r[5]!]);
-    if (min.step === max.step) out.push(min);
-    else if (min.step < max.step) out.push(min, max);
-    else out.push(max, min);
+    const max = highest === null ? min : toPoint(JSON.parse(highest) as Row);
+    if (min.step === max.step) points.push(min);
+    else if (min.step < max.step) points.push(min, max);
+    else points.push(max, min);
   }
-  return out;
+  return { points, rows };
 }
 
 /** The same buckets over rows read one by one (sparse steps). */

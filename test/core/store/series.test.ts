@@ -151,6 +151,22 @@ describe('downsampling in SQL (contiguous steps)', () => {
     s.close();
   });
 
+  it('tells a range with one missing step from a contiguous one (buckets by index, not by step)', () => {
+    // 2,000 steps with one step missing near the start: bucketed by step range, every later bucket
+    // would be shifted by one point against the index buckets the reference cuts.
+    const steps = Array.from({ length: 2000 }, (_, i) => (i < 7 ? i : i + 1));
+    const values = noisy(2000, 11);
+    const { s, run } = storeWithSeries(values, steps);
+    const all = s.metricSeries(run, 'loss');
+    expect(all).toHaveLength(2000);
+    for (const maxPoints of [10, 64, 999]) expect(s.metricSeries(run, 'loss', { maxPoints })).toEqual(referenceDownsample(all, maxPoints));
+    // Few points over a long span of steps: every point, whatever the span.
+    const few = storeWithSeries([1, 2, 3, 4], [0, 10_000, 50_000, 99_999]);
+    expect(few.s.metricSeries(few.run, 'loss', { maxPoints: 2 }).map((p) => p.step)).toEqual([0, 99_999]);
+    expect(few.s.metricSeries(few.run, 'loss', { maxPoints: 4 }).map((p) => p.step)).toEqual([0, 10_000, 50_000, 99_999]);
+    s.close();
+  });
+
   it('keeps an all-NaN bucket as one NaN point', () => {
     const values = Array.from({ length: 40 }, (_, i) => (i >= 10 && i < 20 ? NaN : i));
     const { s, run } = storeWithSeries(values);
