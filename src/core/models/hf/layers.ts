@@ -18,7 +18,7 @@
  * custom ops above (`attendRows`, `frozenLinear`); the native backend (tfjs name `tensorflow`:
  * tfjs-node and tfjs-node-gpu) takes plain batched matMuls and transpose-flag products
  * (`attendBlocked`, `frozenLinearFlags`), which are much faster on TensorFlow's kernels
- * (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench -- one-model`).
+ * (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench -- layer-variants`).
  * `attendBlocked` runs attention in blocks of (row, KV head) units with a backward that
  * recomputes each block's probabilities, so its memory is linear in the sequence length: no
  * [rows, heads, T, T] tensor exists at once, with or without a tape (`npm run bench --
@@ -38,7 +38,7 @@ export { gatherColumns, headEntropy, headLogprob } from './headOps';
 
 type Grad = tf.GradSaveFunc;
 
-/** Additive attention bias for masked keys (finite, so fully masked rows give no NaN; as ../transformer.ts). */
+/** Additive attention bias for masked keys (finite, so fully masked rows give no NaN). */
 export const MASKED = -1e9;
 
 /**
@@ -169,8 +169,8 @@ export function attentionBias(B: number, T: number, keyMask: ArrayLike<number>):
  * Softmax attention over projected rows, as one custom-gradient op: qs (queries already scaled by
  * head_dim^-0.5), k, v [B*T, H*hd] (keys and values already repeated to H heads) -> [B*T, H*hd].
  * bias [T, B, 1, T] (`attentionBias`), a constant. The per-(batch, head) products are
- * `channelProduct`s over C = B*H channels in time-major layouts, as ../layers.ts `selfAttention`
- * (which this generalises to a per-row bias and inputs projected outside). It saves qs, k, v and
+ * `channelProduct`s over C = B*H channels in time-major layouts (../layers.ts `permute`,
+ * `channelProduct`; docs/decisions/011-wasm-kernel-rules.md). It saves qs, k, v and
  * the probabilities att [T, C, T]. Backward: dAtt = dY v^T, dS = att (dAtt - rowsum(dAtt att)),
  * dqs = dS k, dk = dS^T qs, dv = att^T dY.
  */
