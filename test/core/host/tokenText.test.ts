@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventWithTokenText } from '../../../src/core/host/runQueries';
 import { HfTokenizer } from '../../../src/core/models/hf/tokenizer';
-import { CHARACTERS, SPECIAL_TOKENS } from '../../../src/core/models/tokenizer';
+import { CHARACTERS, SPECIAL_TOKENS } from '../../../src/core/models/vocab';
 import { LabStore } from '../../../src/core/store';
 import { makeStep, newRun } from '../store/fixtures/makeStep';
 
