@@ -1,16 +1,15 @@
 /**
- * The model configuration: one typed, commented, validated object, and named size presets in a
- * typed registry. `modelConfig(preset, overrides)` and `resolveModelConfig(input)` are the ways
- * in; both throw an error naming the field, the value and what is allowed (heads must divide the
- * width, the MLP width must be a whole number, ...).
+ * The lab's own model shapes: one typed, commented, validated object, and named size presets in a
+ * typed registry. A run with `policies.init` null trains a lab folder of such a shape
+ * (config/labShape.ts, models/hf/labFolder.ts). `modelConfig(preset, overrides)` and
+ * `resolveModelConfig(input)` are the ways in; both throw an error naming the field, the value
+ * and what is allowed (heads must divide the width, the MLP width must be a whole number, ...).
  *
  * Decision: untied embeddings by default (`tiedEmbeddings: false`). With a 108-symbol character
  * vocabulary the input and output matrices are tiny (V x d = 14k parameters at d128), so tying
- * saves nothing worth having, while an untied output head is a plain [d, V] matmul with no
- * transpose in the forward pass (the fast path on wasm) and lets input and output embeddings
- * specialise. Tying is still supported (`true`) for subword vocabularies, where it matters.
+ * saves nothing worth having, and untied input and output embeddings can specialise.
  *
- * Not here: the weights (transformer.ts) and the run/trainer configuration.
+ * Not here: the weights (models/hf) and the run/trainer configuration.
  * Tests: test/core/models/config.test.ts.
  */
 import { z } from 'zod';
@@ -21,7 +20,7 @@ export const modelConfigSchema = z
   .object({
     /** Number of token ids V. The char tokenizer has 108; >= 2. */
     vocabSize: z.number().int().min(2),
-    /** Longest sequence (prompt + completion) in tokens; the learned position table has this many rows. 8..8192. */
+    /** Longest sequence (prompt + completion) the shape is meant for, in tokens; its folder's max_position_embeddings is twice this (labFolder.ts POSITION_ROOM). 8..8192. */
     contextLength: z.number().int().min(8).max(8192),
     /** Residual width d. 16..4096, a multiple of nHeads. */
     dModel: z.number().int().min(16).max(4096),
@@ -29,7 +28,7 @@ export const modelConfigSchema = z
     nLayers: z.number().int().min(1).max(64),
     /** Attention heads; each has width dModel / nHeads (32..128 is typical). */
     nHeads: z.number().int().min(1).max(64),
-    /** MLP hidden width as a multiple of dModel (GPT-2: 4). 1..8; mlpRatio * dModel must be an integer. */
+    /** MLP size as a multiple of dModel (GPT-2: 4): the SwiGLU width has the parameters of a GELU MLP this wide. 1..8; mlpRatio * dModel must be an integer. */
     mlpRatio: z.number().min(1).max(8).default(4),
     /** Share the token-embedding matrix with the output head (logits = h @ E^T). Default false: see the file header. */
     tiedEmbeddings: z.boolean().default(false),
@@ -37,7 +36,7 @@ export const modelConfigSchema = z
     normEps: z.number().gt(0).max(1e-2).default(1e-5),
     /** Standard deviation of the normal init of every matrix (GPT-2: 0.02); residual output projections are further scaled by 1/sqrt(2 nLayers). */
     initStd: z.number().gt(0).max(1).default(0.02),
-    /** Seed of the deterministic parameter init (uint32). */
+    /** Seed of the deterministic parameter init (uint32); a run's own seed replaces it (labCache.ts). */
     seed: z.number().int().min(0).max(0xffffffff).default(1234),
   })
   .strict()
@@ -69,22 +68,22 @@ interface ModelPreset {
   config: ModelConfigInput;
 }
 
-/** Named sizes. Parameter counts are for the char vocabulary, untied (see `parameterCount`). */
+/** Named sizes. Parameter counts are of the lab folder of each (char vocabulary, untied; hf/memory.ts hfParameterCount). */
 export const MODEL_PRESETS = {
   tiny: {
-    description: 'd128 x 4 layers, 4 heads, ctx 256: ~0.85M params; CPU/wasm-friendly (tests, demos)',
+    description: 'd128 x 4 layers, 4 heads, ctx 256: ~0.82M params; CPU/wasm-friendly (tests, demos)',
     config: { vocabSize: CHAR_VOCAB_SIZE, contextLength: 256, dModel: 128, nLayers: 4, nHeads: 4 },
   },
   small: {
-    description: 'd256 x 6 layers, 8 heads, ctx 512: ~4.9M params; slow but possible on CPU',
+    description: 'd256 x 6 layers, 8 heads, ctx 512: ~4.8M params; slow but possible on CPU',
     config: { vocabSize: CHAR_VOCAB_SIZE, contextLength: 512, dModel: 256, nLayers: 6, nHeads: 8 },
   },
   base: {
-    description: 'd512 x 8 layers, 8 heads, ctx 1024: ~26M params; meant for a GPU',
+    description: 'd512 x 8 layers, 8 heads, ctx 1024: ~25M params; meant for a GPU',
     config: { vocabSize: CHAR_VOCAB_SIZE, contextLength: 1024, dModel: 512, nLayers: 8, nHeads: 8 },
   },
   large: {
-    description: 'd768 x 12 layers, 12 heads, ctx 1024: ~86M params; meant for a GPU',
+    description: 'd768 x 12 layers, 12 heads, ctx 1024: ~85M params; meant for a GPU',
     config: { vocabSize: CHAR_VOCAB_SIZE, contextLength: 1024, dModel: 768, nLayers: 12, nHeads: 12 },
   },
 } satisfies Record<ModelPresetName, ModelPreset>;
@@ -95,48 +94,4 @@ export function modelConfig(preset: string, overrides: Partial<ModelConfigInput>
     throw new Error(`unknown model preset "${preset}"; valid names: ${MODEL_PRESET_NAMES.join(', ')}`);
   }
   return resolveModelConfig({ ...MODEL_PRESETS[preset as ModelPresetName].config, ...overrides });
-}
-
-/** MLP hidden width. */
-export function mlpWidth(c: ModelConfig): number {
-  return Math.round(c.mlpRatio * c.dModel);
-}
-
-/** Name and shape of every parameter tensor, in a fixed order (checkpoints use these names). */
-export function parameterShapes(c: ModelConfig): { name: string; shape: number[] }[] {
-  const d = c.dModel;
-  const m = mlpWidth(c);
-  const out = [
-    { name: 'wte', shape: [c.vocabSize, d] },
-    { name: 'wpe', shape: [c.contextLength, d] },
-  ];
-  for (let l = 0; l < c.nLayers; l++) {
-    out.push(
-      { name: `h.${l}.norm1`, shape: [d] },
-      { name: `h.${l}.attn.wq`, shape: [d, d] },
-      { name: `h.${l}.attn.wk`, shape: [d, d] },
-      { name: `h.${l}.attn.wv`, shape: [d, d] },
-      { name: `h.${l}.attn.wo`, shape: [d, d] },
-      { name: `h.${l}.norm2`, shape: [d] },
-      { name: `h.${l}.mlp.wfc`, shape: [d, m] },
-      { name: `h.${l}.mlp.wproj`, shape: [m, d] },
-    );
-  }
-  out.push({ name: 'normf', shape: [d] });
-  if (!c.tiedEmbeddings) out.push({ name: 'head', shape: [d, c.vocabSize] });
-  return out;
-}
-
-/** Total number of parameters. */
-export function parameterCount(c: ModelConfig): number {
-  return parameterShapes(c).reduce((a, p) => a + p.shape.reduce((x, y) => x * y, 1), 0);
-}
-
-/** Parameters taking part in matmuls per token (everything except norms and the position table), for FLOP counts. */
-export function matmulParameterCount(c: ModelConfig): number {
-  return (
-    parameterShapes(c)
-      .filter((p) => p.shape.length === 2 && p.name !== 'wpe')
-      .reduce((a, p) => a + p.shape[0] * p.shape[1], 0) + (c.tiedEmbeddings ? c.vocabSize * c.dModel : 0)
-  );
 }

@@ -3,8 +3,7 @@
  * regular file: ../util/regularFile.ts) before it is read. Each limit is far above what real
  * models ship, so only a broken or hostile folder meets one: a config.json linked to /dev/zero,
  * a tokenizer.json of gigabytes. Weights (.safetensors) have no size limit, only the regular-file
- * check and their header's own checks (safetensorsHeader.ts); the lab's checkpoint weights are
- * bounded by what their config needs (checkpoint.ts).
+ * check and their header's own checks (safetensorsHeader.ts).
  *
  * docs/GUARANTEES.md states these sizes; change both together. Tests:
  * test/core/models/hf/fileChecks.test.ts.
