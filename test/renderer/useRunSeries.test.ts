@@ -22,10 +22,10 @@ const { useRunSeries } = await import('../../src/renderer/src/composables/useRun
 const pts = (...values: number[]): SeriesPoint[] => values.map((value, step) => ({ step, value, wallTime: 1000 + step }));
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
-function open(runId: number, maxPoints = 100) {
+function open(runId: number, maxPoints = 100, revalidateAfter?: (work: () => void) => () => void) {
   const scope = effectScope();
-  const out = scope.run(() => useRunSeries(ref(runId), ref(['a', 'b']), () => maxPoints))!;
-  return { series: out.series, close: () => scope.stop() };
+  const out = scope.run(() => useRunSeries(ref(runId), ref(['a', 'b']), () => maxPoints, revalidateAfter))!;
+  return { series: out.series, reopened: out.reopened, close: () => scope.stop() };
 }
 
 describe('useRunSeries: reopening a run', () => {
@@ -48,6 +48,34 @@ describe('useRunSeries: reopening a run', () => {
     expect(again.series.value.a).toBe(shownA); // unchanged: the same array, no redraw
     expect(again.series.value.b).toEqual(pts(4, 5, 6));
     again.close();
+  });
+
+  it('fetches a reopened run again only once the frame drawing it is painted, and not after it closed', async () => {
+    server.data = { a: pts(1, 2), b: pts(3) };
+    const first = open(13);
+    expect(first.reopened).toBe(false);
+    await settle();
+    first.close();
+    server.calls = [];
+    // A hand-driven "after paint": the test says when the drawing frame is on screen.
+    const painted: (() => void)[] = [];
+    const later = (work: () => void) => (painted.push(work), () => painted.splice(painted.indexOf(work), 1));
+    const again = open(13, 100, later);
+    expect(again.reopened).toBe(true);
+    expect(again.series.value.a).toEqual(pts(1, 2)); // drawn from the last open
+    await settle();
+    expect(server.calls).toEqual([]); // nothing asked while the frame is drawn
+    painted.splice(0).forEach((w) => w());
+    await settle();
+    expect(server.calls.flat().sort()).toEqual(['a', 'b']);
+    again.close();
+    // Closed before its frame was painted: the revalidation is dropped.
+    server.calls = [];
+    const closed = open(13, 100, later);
+    closed.close();
+    expect(painted).toEqual([]);
+    await settle();
+    expect(server.calls).toEqual([]);
   });
 
   it('at another chart width (maxPoints) it does not reuse the last series', async () => {

@@ -4,7 +4,10 @@
  * without, it is the one last used on this kind of page (localStorage), else the default. Each
  * change rewrites the current history entry's query (history.replaceState: no navigation, no new
  * entry), so copying the address shares the view and Back returns to it. The remembered view is
- * per page kind ('dashboard', 'compare'), not per run.
+ * per page kind ('dashboard', 'compare'), not per run. `warmRememberedViews` reads them once
+ * while the page is idle (main.ts): a page's first localStorage read loads the whole storage area
+ * from the browser process synchronously, and the first chart page opened would otherwise wait
+ * for it; later reads come from the page's copy. Tested by test/renderer/useChartView.test.ts.
  */
 import { reactive, watch } from 'vue';
 import { DEFAULT_VIEW, queryHasView, viewFromJson, viewFromQuery, viewToQuery, type ChartView } from '../../../shared/chartView';
@@ -18,6 +21,14 @@ function remembered(page: string): ChartView | null {
   } catch {
     return null; // storage unavailable (a sandboxed or private window): the default view
   }
+}
+
+/** The kinds of chart page with a remembered view. */
+const PAGES = ['dashboard', 'compare'] as const;
+
+/** Reads every remembered view (the values are not kept): the storage is loaded before a chart page needs it. */
+export function warmRememberedViews(): void {
+  for (const page of PAGES) remembered(page);
 }
 
 /**
@@ -40,7 +51,7 @@ export function hashWithQuery(extra: Record<string, string | undefined>, drop: r
 /** The view's query keys (to drop before writing a view that leaves some at their default). */
 const VIEW_KEYS = Object.keys(viewToQuery({ smoothing: 0.1, xAxis: 'time', yScale: 'log', panels: ['x'] }));
 
-export function useChartView(page: 'dashboard' | 'compare'): ChartView {
+export function useChartView(page: (typeof PAGES)[number]): ChartView {
   const route = useRoute();
   const initial = queryHasView(route.query) ? viewFromQuery(route.query) : (remembered(page) ?? DEFAULT_VIEW);
   const view = reactive<ChartView>({ ...initial, panels: [...initial.panels] });

@@ -14,15 +14,18 @@
  *
  * A reopened dashboard draws at once: the series a run's dashboard last showed are kept (a few
  * runs, at the maxPoints they were fetched at) and seed the next open, which fetches them again
- * and replaces only the series that changed meanwhile (stale-while-revalidate; a completed run's
- * charts are then drawn once). A first open, or one at another chart width, fetches as before.
+ * once the frame that draws them has been painted (support/afterPaint: the request and its answer
+ * do not share that frame's main thread) and replaces only the series that changed meanwhile
+ * (stale-while-revalidate; a completed run's charts are then drawn once). A first open, or one at
+ * another chart width, fetches at once. `reopened` says which it was.
  *
  * useRunsSeries is the same for several runs at once (CompareView), over keys that can grow.
  */
-import { shallowRef, watch, type Ref } from 'vue';
+import { onScopeDispose, shallowRef, watch, type Ref } from 'vue';
 import type { LabPush, SeriesMap, SeriesPoint } from '../../../shared/api';
 import { appendLivePoint, compactSeries } from '../../../shared/seriesWindow';
 import { labClient } from '../api/client';
+import { afterPaint } from '../support/afterPaint';
 import { usePushes } from './usePushes';
 
 /** The default request size where a view has no chart width to go by. */
@@ -135,25 +138,44 @@ function runSeries(runId: () => number, keys: () => string[], maxPoints: () => n
   return { series, error, load, reset, seed, onPoints, target: () => target };
 }
 
-export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints: () => number = () => MAX_POINTS) {
+/**
+ * `revalidateAfter` schedules a reopened dashboard's fetch (default: after the frame that draws
+ * it is painted) and returns a canceller; tests pass a hand-driven one.
+ */
+export function useRunSeries(
+  runId: Ref<number>,
+  keys: Ref<string[]>,
+  maxPoints: () => number = () => MAX_POINTS,
+  revalidateAfter: (work: () => void) => () => void = afterPaint,
+) {
   const one = runSeries(
     () => runId.value,
     () => keys.value,
     maxPoints,
   );
+  let cancelRevalidate = (): void => undefined;
+  /** Whether the last run change started from that run's last-drawn series. */
+  let reopened = false;
 
   watch(
     [runId, keys],
     ([id], [oldId]) => {
       if (id !== oldId) {
+        cancelRevalidate();
         one.reset();
         const last = lastDrawn.get(id);
-        if (last && last.maxPoints === maxPoints()) one.seed(last.series);
+        reopened = !!last && last.maxPoints === maxPoints();
+        if (reopened) {
+          one.seed(last!.series);
+          cancelRevalidate = revalidateAfter(() => void one.load());
+          return;
+        }
       }
       void one.load();
     },
     { immediate: true },
   );
+  onScopeDispose(() => cancelRevalidate());
   watch(one.series, (s) => {
     if (one.target() > 0 && Object.keys(s).length) remember(runId.value, one.target(), s);
   });
@@ -165,7 +187,7 @@ export function useRunSeries(runId: Ref<number>, keys: Ref<string[]>, maxPoints:
     () => runId.value,
   );
 
-  return { series: one.series, error: one.error, reload: () => (one.reset(), one.load()) };
+  return { series: one.series, error: one.error, reopened, reload: () => (one.reset(), one.load()) };
 }
 
 /**
