@@ -1,7 +1,8 @@
 /**
  * The CLI's refusals that used to come late or point the wrong way (issue 30, point 8):
- * `model info --seq-len` beyond the model's positions, `export-model` on a run of the lab's own
- * model (it names the checkpoint folder and its format, not `export`, which writes metrics), and
+ * `model info --seq-len` beyond the model's positions, `export-model` on a run of the lab's former
+ * character Transformer (it says why there is nothing to export and what to do, not `export`,
+ * which writes metrics), and
  * `export-model --role` on a run whose one shared policy plays every role. The runs here are
  * store records with checkpoint folders, no engine: these refusals come before any weight is read.
  */
@@ -19,7 +20,7 @@ const cli = runCliCaptured;
 const dir = mkdtempSync(join(tmpdir(), 'srpo-upfront-cli-'));
 const db = join(dir, 'lab.db');
 
-/** A run with one checkpoint (store record 0: after 1 update) whose policies.json says `listing` (none: the lab's layout). */
+/** A run with one checkpoint (store record 0: after 1 update) whose policies.json says `listing` (none: the former lab model's oldest layout). */
 function runWithCheckpoint(name: string, listing: Record<string, unknown> | null): { runId: number; ckpt: string } {
   const ckpt = join(dir, `ckpt-${name}`);
   mkdirSync(join(ckpt, 'shared'), { recursive: true });
@@ -48,13 +49,19 @@ describe('model info --seq-len', () => {
 });
 
 describe('export-model', () => {
-  it("on a run of the lab's own model names its checkpoint folder and format, not `export`", async () => {
-    const { runId, ckpt } = runWithCheckpoint('lab', null);
-    const r = await cli(['export-model', String(runId), '--db', db, '--out', join(dir, 'out-lab')]);
-    expect(r.code).not.toBe(0);
-    expect(r.err).toContain(`its weights are already in ${ckpt}`);
-    expect(r.err).toContain("in the lab's checkpoint format (one folder per policy with config.json, model.safetensors");
-    expect(r.err).not.toMatch(/ export` for it/);
+  it("on a run of the lab's former character Transformer says why there is nothing to export and what to do, not `export`", async () => {
+    for (const [name, listing] of [
+      ['lab-old', null],
+      ['lab', { modelKind: 'lab', policies: ['shared'] }],
+    ] as const) {
+      const { runId, ckpt } = runWithCheckpoint(name, listing);
+      const r = await cli(['export-model', String(runId), '--db', db, '--out', join(dir, `out-${name}`)]);
+      expect(r.code).not.toBe(0);
+      expect(r.err).toContain(`run ${runId} trained the lab's former character Transformer`);
+      expect(r.err).toContain(`its checkpoint in ${ckpt} is in that model's own format`);
+      expect(r.err).toContain('a new run of the same preset trains a Hugging Face folder that export-model writes');
+      expect(r.err).not.toMatch(/ export` for it/);
+    }
   });
 
   it('--role on a run with one shared policy is refused, saying so', async () => {

@@ -8,8 +8,13 @@
  * - `heads`: the lab model built from `policies.model` + `policies.modelOverrides` (when
  *   `policies.init` is null) is valid: nHeads divides dModel, mlpRatio x dModel is whole
  *   (models/config.ts owns those checks), and its head width is even (RoPE rotates pairs).
- *   Skipped when `policies.init` is set: the folder's config.json decides the shape, and
- *   `giveWayToModelFolder` clears the overrides.
+ *   Skipped when `policies.init` is set: the folder's config.json decides the shape.
+ * - `initShape`: a run that starts from one of the lab's own folders (`policies.init`, e.g. a
+ *   preset's warm start) takes its shape from it, so an override that disagrees with its
+ *   config.json is refused (it would be recorded in the run's config, its diff and its reports, yet
+ *   ignored); overrides equal to the folder's (the presets' QUICK_MODEL on their warm starts) pass.
+ *   Another model's folder (Qwen3, Llama) is not compared: its shape wins and
+ *   `giveWayToModelFolder` clears the overrides, which there are a preset's, not the user's.
  * - `promptRoom`: the first prompts plus `rollout.maxNewTokens` fit in the model's context
  *   (promptRoom.ts: the context from config.json or the preset, the prompts rendered as the
  *   policy reads them), with the numbers and the fields to change in the message.
@@ -19,7 +24,11 @@
  */
 import * as path from 'node:path';
 import { MODEL_PRESET_NAMES, MODEL_PRESETS, modelConfigSchema, type ModelPresetName } from '../models/config';
+import { MODEL_FILE_LIMITS } from '../models/fileLimits';
+import { isLabFolder, labHfConfigJson } from '../models/hf/labFolder';
+import { readJsonFile } from '../util/jsonFile';
 import { isHfModelFolder, labRoot, runConfigPathErrors } from './initPath';
+import { labShapeOf } from './labShape';
 import { firstPromptLengths, modelContext } from './promptRoom';
 import type { RunConfig } from './runConfig';
 
@@ -33,6 +42,21 @@ interface CrossFieldRule {
   /** What the rule checks, for a reader of this registry. */
   what: string;
   check(config: RunConfig, baseDir: string): ConfigProblem[];
+}
+
+/** The config.json field each lab shape override decides (models/hf/labFolder.ts labHfConfigJson). */
+const LAB_SHAPE_FIELDS = {
+  dModel: 'hidden_size',
+  nLayers: 'num_hidden_layers',
+  nHeads: 'num_attention_heads',
+  contextLength: 'max_position_embeddings',
+  mlpRatio: 'intermediate_size',
+} as const;
+
+/** A lab folder's config.json (the character vocabulary and the lab's chat template), or null for any other folder. */
+function labFolderConfigJson(dir: string): Record<string, unknown> | null {
+  if (!isHfModelFolder(dir) || !isLabFolder(dir)) return null;
+  return readJsonFile(path.join(dir, 'config.json'), MODEL_FILE_LIMITS['config.json']) as Record<string, unknown>;
 }
 
 export const CROSS_FIELD_RULES = {
@@ -62,6 +86,37 @@ export const CROSS_FIELD_RULES = {
           message: own ? i.message : `${i.message} (model "${c.policies.model}" with these overrides)`,
         };
       });
+    },
+  },
+  initShape: {
+    what: 'a lab folder in policies.init decides the shape: modelOverrides must agree with its config.json',
+    check: (c, baseDir) => {
+      const overrides = Object.keys(c.policies.modelOverrides as Record<string, unknown>);
+      if (c.policies.init === null || overrides.length === 0 || c.policies.kind !== 'model') return [];
+      let folder: Record<string, unknown> | null;
+      let wanted: Record<string, unknown>;
+      try {
+        folder = labFolderConfigJson(path.resolve(baseDir, c.policies.init));
+        wanted = labHfConfigJson(labShapeOf(c));
+      } catch {
+        return []; // unreadable, or a shape the `heads` rule refuses
+      }
+      if (folder === null) return []; // another model's folder: its shape wins, giveWayToModelFolder clears the overrides
+      const out: ConfigProblem[] = [];
+      for (const key of overrides) {
+        const field = LAB_SHAPE_FIELDS[key as keyof typeof LAB_SHAPE_FIELDS];
+        if (!field || folder[field] === wanted[field]) continue;
+        const value = (c.policies.modelOverrides as Record<string, unknown>)[key];
+        out.push({
+          path: `policies.modelOverrides.${key}`,
+          message:
+            `${key} = ${JSON.stringify(value)} disagrees with the lab folder in policies.init ` +
+            `(its config.json has ${field} = ${JSON.stringify(folder[field] ?? null)}, where this shape needs ${JSON.stringify(wanted[field])}): ` +
+            `a run that starts from policies.init takes its shape from the folder. ` +
+            `Remove the override, or set policies.init to null to train this shape from scratch.`,
+        });
+      }
+      return out;
     },
   },
   promptRoom: {
@@ -117,15 +172,17 @@ export function assertCrossFieldRules(config: RunConfig, baseDir = labRoot()): v
 }
 
 /**
- * A run whose `policies.init` names a model folder takes its shape from that folder's
- * config.json; the lab model's size fields (`policies.modelOverrides`, e.g. a preset's small
- * shape) then give way. They are cleared here, where a new run's config is resolved (the API's
+ * A run whose `policies.init` names another model's folder (Qwen3, Llama: not one of the lab's
+ * own, which the `initShape` rule compares) takes its shape from that folder's config.json; the
+ * lab model's size fields (`policies.modelOverrides`, e.g. a preset's small shape) then give way. They are cleared here, where a new run's config is resolved (the API's
  * validate/create, `lab train`), so the stored config, its diff and the reports never record
  * overrides that were not used. The shape actually used is the folder's (the engine logs it and
  * every checkpoint names the base folder). Any other config is returned unchanged.
  */
 export function giveWayToModelFolder(config: RunConfig, baseDir = labRoot()): RunConfig {
   if (config.policies.init === null || Object.keys(config.policies.modelOverrides as object).length === 0) return config;
-  if (!isHfModelFolder(path.resolve(baseDir, config.policies.init))) return config; // the `paths` rule says why
+  const dir = path.resolve(baseDir, config.policies.init);
+  // Not a model folder: the `paths` rule says why. A lab folder: the `initShape` rule holds the overrides equal to it.
+  if (!isHfModelFolder(dir) || isLabFolder(dir)) return config;
   return { ...config, policies: { ...config.policies, modelOverrides: {} } };
 }

@@ -137,7 +137,7 @@ export function validateConfig(preset: string | null, config: Record<string, unk
   // The resolved paths too (a preset's defaults, a workflow's own): they were read, never shown.
   if (options.roots) problems.push(...outsideRootProblems(resolved, options.roots));
   if (problems.length) return refused(problems);
-  const diff = preset ? configDiff(presetConfig(preset), resolved) : [];
+  const diff = preset ? configDiff(giveWayToModelFolder(presetConfig(preset)), resolved) : [];
   return { ok: true, errors: [], config: resolved as unknown as Record<string, unknown>, diff };
 }
 

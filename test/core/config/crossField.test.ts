@@ -8,12 +8,22 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertCrossFieldRules, crossFieldProblems, mergeConfig, presetConfig, presetInput, resolveRunConfig } from '../../../src/core/config';
+import {
+  assertCrossFieldRules,
+  crossFieldProblems,
+  giveWayToModelFolder,
+  mergeConfig,
+  presetConfig,
+  presetInput,
+  resolveRunConfig,
+} from '../../../src/core/config';
 import { LabService } from '../../../src/core/host/labService';
 import { NodeForkLauncher } from '../../../src/core/host/launcher';
 
 const dir = mkdtempSync(join(tmpdir(), 'srpo-crossfield-'));
 const WARM = resolve(__dirname, '../../../resources/warmstart/math-tiny');
+/** math-quick's own overrides (presets.ts QUICK_MODEL), equal to its warm start's shape. */
+const QUICK = { dModel: 64, nLayers: 2, nHeads: 2, contextLength: 256 };
 
 describe('cross-field rules', () => {
   it('heads must divide the width: nHeads=3 with dModel=64 is refused at the override', () => {
@@ -32,23 +42,33 @@ describe('cross-field rules', () => {
     expect(crossFieldProblems(c)).toEqual([{ path: 'policies.init', message: expect.stringMatching(/".*nope" does not exist/) }]);
   });
 
-  it("init's shape wins: overrides that disagree with its config.json are refused, equal ones pass (math-quick's own)", () => {
+  it("a lab folder's shape wins: overrides that disagree with its config.json are refused, equal ones pass (math-quick's own)", () => {
     expect(crossFieldProblems(presetConfig('math-quick'))).toEqual([]); // QUICK_MODEL equals the warm start's shape
     const c = presetConfig('math-quick', { policies: { modelOverrides: { dModel: 128, nLayers: 2 } } });
     const problems = crossFieldProblems(c);
     expect(problems).toHaveLength(1);
     expect(problems[0].path).toBe('policies.modelOverrides.dModel');
     expect(problems[0].message).toMatch(
-      /^dModel = 128 disagrees with the checkpoint in policies\.init \(its config\.json has dModel = 64\): .*Remove the override, or set policies\.init to null/,
+      /^dModel = 128 disagrees with the lab folder in policies\.init \(its config\.json has hidden_size = 64, where this shape needs 128\): .*Remove the override, or set policies\.init to null/,
     );
-    // A run checkpoint (one sub-folder per policy) is read the same way.
-    const ckpt = join(dir, 'ckpt');
-    cpSync(WARM, ckpt, { recursive: true });
-    const cfg = JSON.parse(readFileSync(join(ckpt, 'shared', 'config.json'), 'utf8'));
-    writeFileSync(join(ckpt, 'shared', 'config.json'), JSON.stringify({ ...cfg, nHeads: 4 }));
-    expect(crossFieldProblems(presetConfig('math-quick', { policies: { init: ckpt } })).map((p) => p.message)).toEqual([
-      expect.stringMatching(/^nHeads = 2 disagrees .* nHeads = 4\)/),
+    // Any copy of a lab folder is read the same way; contextLength is compared as max_position_embeddings (twice it).
+    const copy = join(dir, 'lab-copy');
+    cpSync(WARM, copy, { recursive: true });
+    const cfg = JSON.parse(readFileSync(join(copy, 'config.json'), 'utf8'));
+    writeFileSync(join(copy, 'config.json'), JSON.stringify({ ...cfg, num_attention_heads: 4, num_key_value_heads: 4, head_dim: 16 }));
+    expect(crossFieldProblems(presetConfig('math-quick', { policies: { init: copy } })).map((p) => p.message)).toEqual([
+      expect.stringMatching(/^nHeads = 2 disagrees .* num_attention_heads = 4, where this shape needs 2\)/),
     ]);
+    expect(crossFieldProblems(presetConfig('math-quick', { policies: { modelOverrides: { ...QUICK, contextLength: 128 } } })).map((p) => p.path)).toEqual([
+      'policies.modelOverrides.contextLength',
+    ]);
+  });
+
+  it("another model's folder is not compared: its shape wins and the preset's overrides give way", () => {
+    const qwen = resolve(__dirname, '../../fixtures/hf/qwen3-tiny');
+    const c = presetConfig('math-quick', { policies: { init: qwen, modelOverrides: { dModel: 128 } }, rollout: { maxNewTokens: 16 } });
+    expect(crossFieldProblems(c).filter((p) => p.path.startsWith('policies.modelOverrides'))).toEqual([]);
+    expect(giveWayToModelFolder(c).policies.modelOverrides).toEqual({});
   });
 });
 

@@ -64,8 +64,10 @@ describe('real-model presets through the API', () => {
   });
 
   it("a Hugging Face folder's shape wins: the preset's lab-model overrides are not recorded", async () => {
-    // math-quick carries the small model's shape as modelOverrides (dModel 64, ...).
-    const plain = (await service.call('validateConfig', { preset: 'math-quick', config: {} })) as unknown as {
+    // math-quick carries the small model's shape as modelOverrides (dModel 64, ...): recorded when
+    // policies.init is null (the run builds its lab model from them), given way to any folder
+    // (its own warm start included) otherwise.
+    const plain = (await service.call('validateConfig', { preset: 'math-quick', config: { policies: { init: null } } })) as unknown as {
       config: { policies: { modelOverrides: Record<string, unknown> } };
     };
     expect(Object.keys(plain.config.policies.modelOverrides).length).toBeGreaterThan(0);

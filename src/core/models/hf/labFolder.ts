@@ -36,6 +36,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readRegularTextFile } from '../../util/regularFile';
+import { MODEL_FILE_LIMITS } from '../fileLimits';
 import { mixSeed, normalArray } from '../random';
 import { CHARACTERS, SPECIAL_TOKENS } from '../vocab';
 import { parseHfConfig } from './config';
@@ -72,6 +74,15 @@ export const LAB_CHAT_TEMPLATE =
 
 /** The template variable that carries the member's role (header). */
 export const LAB_ROLE_VARIABLE = 'lab_role';
+
+/** Whether `dir` is one of the lab's own folders: its chat template reads the role variable (LAB_CHAT_TEMPLATE). */
+export function isLabFolder(dir: string): boolean {
+  try {
+    return readRegularTextFile(path.join(dir, 'chat_template.jinja'), MODEL_FILE_LIMITS['chat_template.jinja']).includes(LAB_ROLE_VARIABLE);
+  } catch {
+    return false;
+  }
+}
 
 /** Every token of the character vocabulary, in id order. */
 export function labTokens(): string[] {
