@@ -4,7 +4,7 @@
 // what it last showed, and re-reads go out one at a time.
 import { effectScope, watch } from 'vue';
 import { describe, expect, it, vi } from 'vitest';
-import type { RunDetail } from '../../src/shared/api';
+import type { RunDetail, RunSummary } from '../../src/shared/api';
 
 const server: { detail: (runId: number) => RunDetail; keys: string[]; getRuns: number; open: (() => void)[] } = {
   detail: (runId) => detailOf(runId, null),
@@ -132,5 +132,29 @@ describe('useRunDetail', () => {
     close(); // the view closed before the page was idle: no read
     await settle();
     expect(server.getRuns).toBe(1);
+  });
+
+  it('learnBackend reads the detail while an engine runs the run and no one names its backend, else not', async () => {
+    const summary = (active: boolean, backend: string | null) => ({ ...detailOf(26, backend), active }) as unknown as RunSummary;
+    server.detail = (id) => ({ ...detailOf(id, null), active: false }) as unknown as RunDetail;
+    const { run, close } = open(26);
+    run.read();
+    await answer();
+    server.getRuns = 0;
+    run.learnBackend(summary(false, null)); // ended, no backend recorded: nothing more to learn
+    await settle();
+    expect(server.getRuns).toBe(0);
+    run.learnBackend(summary(true, 'node')); // the list's row names it
+    await settle();
+    expect(server.getRuns).toBe(0);
+    run.learnBackend(summary(true, null)); // running, backend not known yet: read when idle
+    await settle();
+    expect(server.getRuns).toBe(1);
+    server.detail = (id) => ({ ...detailOf(id, 'wasm'), active: true }) as unknown as RunDetail;
+    await answer();
+    run.learnBackend(summary(true, null)); // the detail now names it
+    await settle();
+    expect(server.getRuns).toBe(1);
+    close();
   });
 });

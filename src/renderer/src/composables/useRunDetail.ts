@@ -17,7 +17,7 @@
  * test/renderer/useRunDetail.test.ts (a fake client).
  */
 import { onScopeDispose, shallowRef } from 'vue';
-import type { RunDetail } from '../../../shared/api';
+import type { RunDetail, RunSummary } from '../../../shared/api';
 import { labClient } from '../api/client';
 
 /** The last detail and keys each run's dashboard had, by run id, most recent last (REMEMBERED_RUNS at most). */
@@ -78,6 +78,14 @@ export function useRunDetail(runId: number) {
     idleId = null;
   });
 
+  function refreshDetailWhenIdle(): void {
+    if (idleId !== null) return;
+    idleId = whenIdle(() => {
+      idleId = null;
+      refreshDetail();
+    });
+  }
+
   function setDetail(d: RunDetail): void {
     const json = JSON.stringify(d);
     if (json !== shownJson) {
@@ -114,12 +122,16 @@ export function useRunDetail(runId: number) {
      * Reads the detail again once the page is idle (within IDLE_WAIT_MS): for a progress push,
      * whose points are drawn first (starting a request costs the page a millisecond or two).
      */
-    refreshDetailWhenIdle(): void {
-      if (idleId !== null) return;
-      idleId = whenIdle(() => {
-        idleId = null;
-        refreshDetail();
-      });
+    refreshDetailWhenIdle,
+    /**
+     * A committed step's progress push: the engine records its backend when it is ready, so the
+     * detail is read again when idle until the runs list's row (`listed`) or the detail names
+     * it, and only while an engine runs the run (an ended run's detail, read at open, is final).
+     */
+    learnBackend(listed: RunSummary | undefined): void {
+      const d = detail.value;
+      if (listed?.backend || d?.backend || !(listed?.active || d?.active)) return;
+      refreshDetailWhenIdle();
     },
     /** Reads the run's metric keys again. */
     refreshKeys: oneAtATime(() => api.metricKeys({ runId }).then(setKeys)),
