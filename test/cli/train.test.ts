@@ -225,7 +225,8 @@ describe('srpo-lab run commands', () => {
     expect(r.err).toBe('');
     expect(r.out).toMatch(/shared epoch 1: loss \d/);
     expect(r.out).toContain(`use it with --set policies.init=${out}`);
-    expect(existsSync(join(out, 'shared', 'model.safetensors'))).toBe(true);
+    expect(existsSync(join(out, 'model.safetensors'))).toBe(true); // a model folder of the one family
+    expect(existsSync(join(out, 'tokenizer.json'))).toBe(true);
     expect((await cli(['warmstart', '--preset', 'math-quick'])).err).toMatch(/warmstart needs --out DIR/);
     const { configFromArgs } = await import('../../src/cli/train');
     const { parseArgs } = await import('../../src/cli/args');

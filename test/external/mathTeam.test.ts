@@ -52,7 +52,8 @@ describe('external-math-quick: the JS example program trains as a run', () => {
           expect(m.promptLength).toBeGreaterThan(2);
           expect(m.tokens!.outputTokens.length).toBeGreaterThan(0);
           expect(m.tokens!.logpOld.length).toBe(m.tokens!.outputTokens.length);
-          expect(m.prompt.startsWith('Problem: ')).toBe(true);
+          // What the model read: the lab folder's template, `<bos>`, the role marker, then the call's text.
+          expect(m.prompt).toMatch(/^<bos><(solver|verifier|aggregator)>Problem: /);
         }
       }
     }
