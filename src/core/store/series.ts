@@ -139,10 +139,11 @@ function bucketsInSql(db: LabDb, runId: number, key: string, first: number, n: n
   const points: MetricPoint[] = [];
   let rows = 0;
   for (const [lowest, highest] of picked) {
-    const low = JSON.parse(lowest) as [number | null, number | null, number | null, number];
-    rows += low[3];
-    if (low[0] === null) continue; // no rows in this step range (gaps)
-    const min = toPoint(low as Row);
+    // [step, value, wall time, rows]; step and wall time NULL when the step range has no rows (gaps).
+    const [step, value, wallTime, count] = JSON.parse(lowest) as [number | null, number | null, number | null, number];
+    rows += count;
+    if (step === null || wallTime === null) continue;
+    const min = toPoint([step, value, wallTime]);
     // Every value NULL: the bucket is its first NULL.
     const max = highest === null ? min : toPoint(JSON.parse(highest) as Row);
     if (min.step === max.step) points.push(min);
