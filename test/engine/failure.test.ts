@@ -17,7 +17,9 @@ describe('engine failure', () => {
     const end = await run.done;
     expect(end.status).toBe('failed');
     expect(end.exitCode).toBe(1);
-    expect(end.error).toMatch(/field "policies\.init" = "\/nonexistent\/warmstart\/math-tiny": model folder \/nonexistent\/warmstart\/math-tiny does not exist/);
+    expect(end.error).toMatch(
+      /field "policies\.init" = "\/nonexistent\/warmstart\/math-tiny": model folder \/nonexistent\/warmstart\/math-tiny does not exist/,
+    );
     expect(run.messages).toContainEqual(expect.objectContaining({ type: 'status', status: 'failed', error: end.error }));
     const stored = store.getRun(runId)!;
     expect(stored.backend).toBe('wasm');

@@ -174,10 +174,11 @@ export function assertCrossFieldRules(config: RunConfig, baseDir = labRoot()): v
 /**
  * A run whose `policies.init` names another model's folder (Qwen3, Llama: not one of the lab's
  * own, which the `initShape` rule compares) takes its shape from that folder's config.json; the
- * lab model's size fields (`policies.modelOverrides`, e.g. a preset's small shape) then give way. They are cleared here, where a new run's config is resolved (the API's
- * validate/create, `lab train`), so the stored config, its diff and the reports never record
- * overrides that were not used. The shape actually used is the folder's (the engine logs it and
- * every checkpoint names the base folder). Any other config is returned unchanged.
+ * lab model's size fields (`policies.modelOverrides`, e.g. a preset's small shape) then give way.
+ * They are cleared here, where a new run's config is resolved (the API's validate/create,
+ * `lab train`), so the stored config, its diff and the reports never record overrides that were
+ * not used. The shape actually used is the folder's (the engine logs it and every checkpoint names
+ * the base folder). Any other config is returned unchanged.
  */
 export function giveWayToModelFolder(config: RunConfig, baseDir = labRoot()): RunConfig {
   if (config.policies.init === null || Object.keys(config.policies.modelOverrides as object).length === 0) return config;

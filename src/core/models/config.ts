@@ -20,7 +20,7 @@ export const modelConfigSchema = z
   .object({
     /** Number of token ids V. The char tokenizer has 108; >= 2. */
     vocabSize: z.number().int().min(2),
-    /** Longest sequence (prompt + completion) the shape is meant for, in tokens; its folder's max_position_embeddings is twice this (labFolder.ts POSITION_ROOM). 8..8192. */
+    /** Longest sequence (prompt + completion) the shape is meant for, in tokens; its folder allows twice this (labFolder.ts POSITION_ROOM). 8..8192. */
     contextLength: z.number().int().min(8).max(8192),
     /** Residual width d. 16..4096, a multiple of nHeads. */
     dModel: z.number().int().min(16).max(4096),
