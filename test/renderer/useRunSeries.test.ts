@@ -17,7 +17,7 @@ vi.mock('../../src/renderer/src/api/client', () => ({
   }),
 }));
 
-const { useRunSeries } = await import('../../src/renderer/src/composables/useRunSeries');
+const { remembersSeries, useRunSeries } = await import('../../src/renderer/src/composables/useRunSeries');
 
 const pts = (...values: number[]): SeriesPoint[] => values.map((value, step) => ({ step, value, wallTime: 1000 + step }));
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -60,6 +60,8 @@ describe('useRunSeries: reopening a run', () => {
     // A hand-driven "after paint": the test says when the drawing frame is on screen.
     const painted: (() => void)[] = [];
     const later = (work: () => void) => (painted.push(work), () => painted.splice(painted.indexOf(work), 1));
+    expect(remembersSeries(13, 100)).toBe(true); // what the dashboard asks before its first requests
+    expect(remembersSeries(13, 200)).toBe(false);
     const again = open(13, 100, later);
     expect(again.reopened).toBe(true);
     expect(again.series.value.a).toEqual(pts(1, 2)); // drawn from the last open

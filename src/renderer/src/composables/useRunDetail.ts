@@ -101,8 +101,8 @@ export function useRunDetail(runId: number) {
 
   return {
     /**
-     * Reads both (the view calls it in its setup, right after asking for its series: the server
-     * answers in order, and the series are what a first open waits for).
+     * Reads both (a first open, in its setup before asking for its series: the server answers
+     * in order, and these are quick; a reopen once its charts are on screen).
      */
     read(): void {
       Promise.all([api.getRun({ runId }), api.metricKeys({ runId })]).then(

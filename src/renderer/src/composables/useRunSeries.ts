@@ -37,6 +37,11 @@ const KEYS_PER_CALL = 64;
 const lastDrawn = new Map<number, { maxPoints: number; series: SeriesMap }>();
 const LAST_DRAWN_RUNS = 8;
 
+/** Whether an open of `runId` at `maxPoints` would start from the series its dashboard last drew (useRunSeries `reopened`). */
+export function remembersSeries(runId: number, maxPoints: number): boolean {
+  return lastDrawn.get(runId)?.maxPoints === maxPoints;
+}
+
 function remember(runId: number, maxPoints: number, series: SeriesMap): void {
   lastDrawn.delete(runId);
   lastDrawn.set(runId, { maxPoints, series });
@@ -164,7 +169,7 @@ export function useRunSeries(
         cancelRevalidate();
         one.reset();
         const last = lastDrawn.get(id);
-        reopened = !!last && last.maxPoints === maxPoints();
+        reopened = remembersSeries(id, maxPoints());
         if (reopened) {
           one.seed(last!.series);
           cancelRevalidate = revalidateAfter(() => void one.load());
