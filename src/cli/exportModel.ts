@@ -15,7 +15,7 @@
  *
  * `--step N` is the checkpoint after N updates (the step `show` lists; src/shared/stepConvention.ts).
  *
- * Not here: the lab's own models (`export`), the checkpoint format (policies/hf.ts).
+ * Not here: a run's metrics (`export`), the checkpoint format (policies/hf.ts).
  * Tests: test/engine/hfRun.test.ts (a per-role run's searcher, as an adapter and merged),
  * test/cli/exportFiles.test.ts (destinations).
  */

@@ -74,7 +74,7 @@ function readConfigFile(path: string): Record<string, unknown> {
 export async function trainCommand(args: ParsedArgs, out: (line: string) => void, io: CliIO): Promise<void> {
   const parsed = configFromArgs(args);
   const preset = parsed.preset;
-  // A Hugging Face folder in policies.init decides the shape: the lab model's overrides give way.
+  // Another model's folder in policies.init decides the shape: the lab model's overrides give way (validateRunConfig.ts).
   const config = giveWayToModelFolder(parsed.config);
   // A bad policies.init is refused here, before a run exists (not by the engine, after).
   assertCrossFieldRules(config); // policies.init and dataset paths, heads | width, overrides that disagree with init's checkpoint

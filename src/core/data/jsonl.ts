@@ -2,8 +2,7 @@
  * The one JSONL reader of the data layer: blank lines skipped, every other line one JSON value,
  * errors naming `file:line` (1-based) so a user can open the line, and what was expected there,
  * never the line itself. corpus.ts, datasets.ts,
- * corpusIndex.ts (which streams a file in chunks and parses line by line) and the warm start's
- * demonstrations (models/warmstart.ts) use it.
+ * corpusIndex.ts (which streams a file in chunks and parses line by line) use it.
  *
  * Not here: what a record means (each caller validates its own rows), JSON lists (`[...]`).
  * Tested by test/core/data/jsonl.test.ts and through the corpus and dataset loaders' tests.

@@ -9,8 +9,8 @@
  * Role names (decision): `roles` lists the names a program may use as `model`. A name that is
  * a policy role (router, solver, verifier, aggregator, searcher, answerer) is played by that
  * role's policy; any other name must be mapped onto one with `plays: { name: policyRole }`.
- * With a shared policy the policy role only picks the lab model's role marker (a chat model
- * reads none); with `policies.sharing: per-role` it picks the adapter (or model) that answers,
+ * With a shared policy the policy role only picks the lab models' role marker (other chat
+ * templates read none); with `policies.sharing: per-role` it picks the adapter (or model) that answers,
  * so two names mapped onto one policy role train one policy. Policy roles stay the fixed list
  * of the lab's tokenizer markers (types.ts POLICY_ROLES).
  *

@@ -36,7 +36,7 @@
  * linear [out, in] is transposed once to [in, out], the head is [d, V], and a tied model keeps
  * one [d, V] table that the embedding lookup gathers columns from.
  *
- * Entry points, as the lab's small model (../transformer.ts):
+ * Entry points:
  * - `forward(ids, layout)` / `hidden` + `logitsOf`: training and scoring, ids [B, T] with explicit
  *   per-token positions and key mask (left padding), differentiable (custom-gradient ops from
  *   ../layers.ts and ./layers.ts; frozen weights get no weight gradient and no saved copies);
