@@ -7,7 +7,7 @@
  * Where animation frames do not come the work does not wait for them: without
  * requestAnimationFrame (the renderer tests) it runs in the next task, and in a hidden page (no
  * frames) after FALLBACK_MS at most.
- * Returns a canceller (the view unmounts first). Tested through test/renderer/useRunSeries.test.ts.
+ * Returns a canceller (the view unmounts first). Tested by test/renderer/afterPaint.test.ts.
  */
 
 /** The longest the work waits when no frames come (ms). */
