@@ -10,6 +10,7 @@
  * Not a benchmark itself (no `.bench.ts`): bench/run.ts does not list it.
  */
 import * as tf from '@tensorflow/tfjs';
+import { labShapeOfModel } from '../src/core/config/labShape';
 import { modelConfig, type ModelConfigInput, type ModelPresetName } from '../src/core/models/config';
 import { labModelDir } from '../src/core/models/hf/labCache';
 import type { LabShape } from '../src/core/models/hf/labFolder';
@@ -21,19 +22,9 @@ import { expectedWeights } from '../src/core/models/hf/weights';
 import { mulberry32 } from '../src/core/models/random';
 import { CHAR_VOCAB_SIZE, SPECIAL_TOKENS } from '../src/core/models/vocab';
 
-/** The lab shape of a preset with overrides (as config/labShape.ts reads a run config). */
+/** The lab shape of a preset with overrides (config/labShape.ts, as a run config reads it). */
 export function labPresetShape(preset: ModelPresetName, overrides: Partial<ModelConfigInput> = {}): LabShape {
-  const c = modelConfig(preset, overrides);
-  return {
-    dModel: c.dModel,
-    nLayers: c.nLayers,
-    nHeads: c.nHeads,
-    contextLength: c.contextLength,
-    mlpRatio: c.mlpRatio,
-    tiedEmbeddings: c.tiedEmbeddings,
-    normEps: c.normEps,
-    initStd: c.initStd,
-  };
+  return labShapeOfModel(modelConfig(preset, overrides));
 }
 
 /** The preset's seeded lab folder, loaded (trainable: every weight a variable, as full fine-tuning). */

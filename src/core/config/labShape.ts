@@ -5,13 +5,17 @@
  * shape (policies/registry.ts), and the up-front checks read its context (promptRoom.ts).
  * Tests: test/core/models/hf/labCache.test.ts.
  */
-import { modelConfig } from '../models/config';
+import { modelConfig, type ModelConfig } from '../models/config';
 import type { LabShape } from '../models/hf/labFolder';
 import type { RunConfig } from './runConfig';
 
 /** Throws naming the field on a shape the model schema refuses. */
 export function labShapeOf(config: RunConfig): LabShape {
-  const mc = modelConfig(config.policies.model, { ...config.policies.modelOverrides });
+  return labShapeOfModel(modelConfig(config.policies.model, { ...config.policies.modelOverrides }));
+}
+
+/** The lab-folder shape of a validated model config (a preset with its overrides). */
+export function labShapeOfModel(mc: ModelConfig): LabShape {
   return {
     dModel: mc.dModel,
     nLayers: mc.nLayers,
