@@ -3,20 +3,17 @@
  * a size preset of models/config.ts as the seeded lab folder a run with `policies.init` null
  * trains (models/hf/labCache.ts `labModelDir`, written once into the lab-model cache), loaded as
  * an HfModel, the one model family. Also the shared pieces of their measurements: random
- * character rows, the supervised step (masked mean of -log p of the completion, Adam, one
- * read-back: models/hf/supervised.ts's step, which the lab's warm start runs) and the matmul
- * parameter count of the FLOP figures.
+ * character rows, supervised batches (the step itself is models/hf/supervised.ts `supervisedStep`,
+ * the one the lab's warm start runs) and the matmul parameter count of the FLOP figures.
  *
  * Not a benchmark itself (no `.bench.ts`): bench/run.ts does not list it.
  */
-import * as tf from '@tensorflow/tfjs';
 import { labShapeOfModel } from '../src/core/config/labShape';
 import { modelConfig, type ModelConfigInput, type ModelPresetName } from '../src/core/models/config';
 import { labModelDir } from '../src/core/models/hf/labCache';
 import type { LabShape } from '../src/core/models/hf/labFolder';
 import { loadHfModel, type LoadedHfModel } from '../src/core/models/hf/load';
-import { scoreHf, type HfScoredPair } from '../src/core/models/hf/logprobs';
-import type { HfModel } from '../src/core/models/hf/model';
+import type { HfScoredPair } from '../src/core/models/hf/logprobs';
 import type { HfModelConfig } from '../src/core/models/hf/types';
 import { expectedWeights } from '../src/core/models/hf/weights';
 import { mulberry32 } from '../src/core/models/random';
@@ -41,17 +38,6 @@ export function randomCharRows(n: number, len: number, rand: () => number): numb
 /** `rows` supervised pairs of a 1-token prompt and a `completion`-token completion (the warm-start loss's shape). */
 export function supervisedBatch(rows: number, completion: number, seed: number): HfScoredPair[] {
   return randomCharRows(rows, completion, mulberry32(seed)).map((c) => ({ prompt: [1], completion: c }));
-}
-
-/** One Adam step of the supervised loss on `batch` over every trainable weight; waits for the device. */
-export function supervisedStep(model: HfModel, batch: readonly HfScoredPair[], optimizer: tf.Optimizer): void {
-  const { value, grads } = tf.variableGrads(() => {
-    const s = scoreHf(model, batch);
-    return tf.div(tf.neg(tf.sum(tf.mul(s.logp, s.mask))), tf.maximum(tf.sum(s.mask), 1)) as tf.Scalar;
-  }, model.variables());
-  optimizer.applyGradients(grads);
-  value.dataSync(); // waits for the device
-  tf.dispose([value, ...Object.values(grads)]);
 }
 
 /**

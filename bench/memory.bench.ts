@@ -1,6 +1,6 @@
 /**
  * `memory`: peak tensor bytes during one training step (forward + backward + Adam, 32 x 64
- * tokens: bench/labModel.ts `supervisedStep`) per preset, each its seeded lab folder loaded
+ * tokens: models/hf/supervised.ts `supervisedStep`) per preset, each its seeded lab folder loaded
  * trainable (full fine-tuning, as a run with `policies.init` null trains it), from tf.profile's
  * peakBytes (all live tensors, weights and Adam slots included, after one warm-up step so the
  * slots exist). Headline in MB (1e6 bytes). What models/hf/memory.ts predicts for such a step is
@@ -9,7 +9,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { ModelPresetName } from '../src/core/models/config';
-import { loadLabPreset, supervisedBatch, supervisedStep } from './labModel';
+import { supervisedStep } from '../src/core/models/hf/supervised';
+import { loadLabPreset, supervisedBatch } from './labModel';
 import { benchBackend, headline } from './lib';
 
 const ROWS = Number(process.env.MEMORY_BENCH_ROWS ?? 32);

@@ -1,6 +1,6 @@
 /**
  * `train-step`: one forward + backward + Adam step on 32 x 64 tokens (1-token prompt, 64-token
- * completion: the warm-start loss, bench/labModel.ts `supervisedStep`) for the tiny and small
+ * completion: the warm-start loss, models/hf/supervised.ts `supervisedStep`) for the tiny and small
  * presets, each its seeded lab folder loaded trainable (full fine-tuning of every weight, as a run
  * with `policies.init` null trains it). Achieved GFLOP/s counts matmul FLOPs only, approximately:
  * 6 x (matmul parameters) x tokens for the weight products (forward 2, backward 4; the one-hot
@@ -21,7 +21,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { ModelPresetName } from '../src/core/models/config';
 import { nativeKeys, onWasmThenNative } from './backends';
-import { loadLabPreset, matmulParameterCount, supervisedBatch, supervisedStep } from './labModel';
+import { supervisedStep } from '../src/core/models/hf/supervised';
+import { loadLabPreset, matmulParameterCount, supervisedBatch } from './labModel';
 import { headline, median } from './lib';
 
 const B = Number(process.env.TRAIN_STEP_BENCH_ROWS ?? 32);

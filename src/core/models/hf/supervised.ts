@@ -57,8 +57,13 @@ export function contextBatches(pairs: readonly HfScoredPair[], size: number, con
   return out;
 }
 
-/** One Adam step on a batch; returns the summed loss and the token count (one read-back). */
-function step(model: HfModel, batch: readonly HfScoredPair[], optimizer: tf.Optimizer, vars: tf.Variable[]): { lossSum: number; tokens: number } {
+/** One Adam step on a batch over `vars`; returns the summed loss and the token count (one read-back, which waits for the device). */
+export function supervisedStep(
+  model: HfModel,
+  batch: readonly HfScoredPair[],
+  optimizer: tf.Optimizer,
+  vars: tf.Variable[] = model.variables(),
+): { lossSum: number; tokens: number } {
   let stats: tf.Tensor1D | null = null;
   const { value, grads } = tf.variableGrads(() => {
     const s = scoreHf(model, batch);
@@ -94,7 +99,7 @@ export function fitHfPairs(model: HfModel, pairs: readonly HfScoredPair[], o: Su
         o.batchSize,
         ctx,
       )) {
-        const r = step(model, batch, optimizer, vars);
+        const r = supervisedStep(model, batch, optimizer, vars);
         lossSum += r.lossSum;
         tokens += r.tokens;
       }

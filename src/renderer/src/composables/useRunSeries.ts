@@ -17,7 +17,7 @@
  * once the frame that draws them has been painted (support/afterPaint: the request and its answer
  * do not share that frame's main thread) and replaces only the series that changed meanwhile
  * (stale-while-revalidate; a completed run's charts are then drawn once). A first open, or one at
- * another chart width, fetches at once. `reopened` says which it was.
+ * another chart width, fetches at once. `remembersSeries` says beforehand which an open will be.
  *
  * useRunsSeries is the same for several runs at once (CompareView), over keys that can grow.
  */
@@ -159,8 +159,6 @@ export function useRunSeries(
     maxPoints,
   );
   let cancelRevalidate = (): void => undefined;
-  /** Whether the last run change started from that run's last-drawn series. */
-  let reopened = false;
 
   watch(
     [runId, keys],
@@ -168,10 +166,8 @@ export function useRunSeries(
       if (id !== oldId) {
         cancelRevalidate();
         one.reset();
-        const last = lastDrawn.get(id);
-        reopened = remembersSeries(id, maxPoints());
-        if (reopened) {
-          one.seed(last!.series);
+        if (remembersSeries(id, maxPoints())) {
+          one.seed(lastDrawn.get(id)!.series);
           cancelRevalidate = revalidateAfter(() => void one.load());
           return;
         }
@@ -192,7 +188,7 @@ export function useRunSeries(
     () => runId.value,
   );
 
-  return { series: one.series, error: one.error, reopened, reload: () => (one.reset(), one.load()) };
+  return { series: one.series, error: one.error, reload: () => (one.reset(), one.load()) };
 }
 
 /**
