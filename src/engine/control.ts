@@ -5,6 +5,8 @@
  * the step are handled, and waits while paused) and inside a step (sync: the flag file only, see
  * src/core/host/paths.ts): before the update `checkMidStep` abandons the step; during the update
  * the engine only notes the request (`stopRequested`) and lets the step commit first.
+ * A paused loop is woken by resume/stop at once; its only clock is the PAUSE_POLL_MS timer that
+ * polls the flag file (exported so a test can tick it under a fake clock).
  *
  * Not here: the loop (runEngine.ts). Tested through test/engine/control.test.ts.
  */
@@ -17,6 +19,9 @@ export class StopRequested extends Error {
     this.name = 'StopRequested';
   }
 }
+
+/** How often a paused loop looks at the STOP flag file (a resume or stop message wakes it at once). */
+export const PAUSE_POLL_MS = 250;
 
 export class EngineControl {
   private paused = false;
@@ -67,7 +72,7 @@ export class EngineControl {
       // Woken by resume/stop; the timer also polls the flag file.
       await new Promise<void>((r) => {
         this.wake = r;
-        setTimeout(r, 250);
+        setTimeout(r, PAUSE_POLL_MS);
       });
       this.wake = null;
     }

@@ -44,8 +44,6 @@ async function stepOrEnd(app: DesktopApp, runId: number, minStep = 0, timeoutMs 
   return p;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 // The bundles are built first when missing or older than their sources (CI has built them).
 beforeAll(() => ensureBuilt(), 240_000);
 afterAll(() => removeTempFolders());
@@ -114,17 +112,22 @@ describe('runs in the desktop app: utility-process engines (built bundles, stand
     await stepOrEnd(app, runId);
 
     await app.call('pauseRun', { runId });
-    await app.waitForPush('paused', isStatus(runId, 'paused'), 30_000);
+    const paused = await app.waitForPush('paused', isStatus(runId, 'paused'), 30_000);
     expect((await app.call<RunDetail>('getRun', { runId })).status).toBe('paused');
-    const atPause = app.pushes.filter(isProgress(runId)).length;
-    await sleep(2500);
-    expect(app.pushes.filter(isProgress(runId))).toHaveLength(atPause); // nothing trains while paused
-
+    const progressBefore = (p: LabPush) => app.pushes.slice(0, app.pushes.indexOf(p)).filter(isProgress(runId));
+    const atPause = progressBefore(paused);
+    // Nothing trains while paused, up to the resume's acknowledgement: the engine sends 'running'
+    // when its pause ends and before its next step, and its messages reach the window in the order
+    // sent, so a step trained while paused would be pushed before it. (That a pause holds over time
+    // until a resume or a stop is test/engine/control.test.ts's, on a fake clock.)
     const since = { pushes: app.pushes, count: app.pushes.length };
+    expect(app.pushes.slice(app.pushes.indexOf(paused)).filter(isStatus(runId, 'running')), 'running again before the resume').toEqual([]);
     await app.call('resumeRun', { runId });
-    await app.waitForPush('running again', isStatus(runId, 'running', since), 30_000);
-    const last = app.pushes.filter(isProgress(runId)).at(-1)!.step;
-    await stepOrEnd(app, runId, last + 1, 60_000);
+    const running = await app.waitForPush('running again', isStatus(runId, 'running', since), 30_000);
+    expect(progressBefore(running)).toEqual(atPause);
+    const next = await stepOrEnd(app, runId, atPause.at(-1)!.step + 1, 60_000);
+    expect(next.step).toBe(atPause.at(-1)!.step + 1); // the first step after the resume is the next one
+    expect(app.pushes.indexOf(next)).toBeGreaterThan(app.pushes.indexOf(running));
 
     await app.call('stopRun', { runId });
     expect(await app.waitForPush('the run to end', isEnd(runId), 60_000)).toMatchObject({ status: 'stopped' });

@@ -64,7 +64,11 @@ export function startRecorded(store: LabStore, dbPath: string, runId: number, mo
       );
       waiters.push({ pred, resolve: (m) => (clearTimeout(timer), resolve(m)) });
       void active.done.then(() => {
-        // The engine is gone: a message that never came will not come.
+        // The engine is gone: a message that never came will not come. The 50 ms is a grace, not a
+        // stand-in for an event the handle offers: Node reports a child's exit and its last IPC
+        // messages on separate handles, in either order, and EngineHandle has no 'channel drained'.
+        // It only moves a failure's report from the timeout to just after the exit (a waiter met
+        // first stays resolved).
         setTimeout(() => reject(new Error(`engine exited before ${what}; messages: ${JSON.stringify(messages)}`)), 50);
       });
     });
