@@ -210,6 +210,10 @@ const ARM_DASHBOARD = (keys: string[], want: number[]) => `void (window.__dash =
   observer.observe(document.body, { subtree: true, childList: true, characterData: true });
 }))`;
 
+/** What the diagnostic traces record (UI_BENCH_TRACE, UI_BENCH_TRACE_FLOOR): DevTools' timeline, V8 and the compositor. */
+const TRACE_CATEGORIES =
+  'devtools.timeline,disabled-by-default-devtools.timeline,disabled-by-default-devtools.timeline.stack,disabled-by-default-devtools.timeline.frame,blink.user_timing,v8.execute,toplevel,cc,viz,gpu';
+
 /** bench/page/echartsFloor.ts built for the browser (one script defining `window.echartsFloorPage`). */
 async function floorScript(): Promise<string> {
   const built = await build({
@@ -378,12 +382,7 @@ async function main(): Promise<void> {
       await frames(page);
       const cpu0 = await threadMs();
       if (profiling) await cdp.send('Profiler.start');
-      if (traceFile && r === tracedOpen)
-        await cdp.send('Tracing.start', {
-          categories:
-            'devtools.timeline,disabled-by-default-devtools.timeline,disabled-by-default-devtools.timeline.stack,disabled-by-default-devtools.timeline.frame,blink.user_timing,v8.execute,toplevel,cc,viz,gpu',
-          transferMode: 'ReportEvents',
-        });
+      if (traceFile && r === tracedOpen) await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
       t0 = performance.now();
       // Armed, started and navigated in one evaluate: the in-page time starts at the navigation.
       const renderStart = (await page.evaluate(
@@ -494,9 +493,22 @@ async function main(): Promise<void> {
     await floorCdp.send('Performance.enable');
     const floorThreadMs = async () => 1000 * ((await floorCdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
     await floorRun(1);
+    // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
+    const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
+    const floorTrace: unknown[] = [];
+    if (floorTraceFile) {
+      floorCdp.on('Tracing.dataCollected', (e) => floorTrace.push(...(e.value as unknown[])));
+      await floorCdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
+    }
     const floorCpu0 = await floorThreadMs();
     const floor = await floorRun(RUNS);
     const floorCpu = ((await floorThreadMs()) - floorCpu0) / RUNS;
+    if (floorTraceFile) {
+      const done = new Promise((resolve) => floorCdp.once('Tracing.tracingComplete', resolve));
+      await floorCdp.send('Tracing.end');
+      await done;
+      writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: floor }));
+    }
     await floorPage.close();
     const floorRender = median(floor.render);
     const floorUpdate = median(floor.update);

@@ -159,6 +159,10 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     expect(await page.textContent('[data-chart="time/phase_42"] .head .title')).toBe('Time: phase_42');
     expect(await page.textContent('[data-chart="time/phase_42"] .head .unit')).toMatch(/· s$/);
     expect(await page.textContent('[data-chart="reward/mean"] .head .title')).toBe('Training reward (mean per episode)');
+    // Every panel's head is one line: a long key list gives way (ellipsis), the unit, the counts and the buttons never wrap.
+    const heads = await page.$$eval('[data-chart] .head', (els) => els.map((e) => e.getBoundingClientRect().height));
+    expect(heads.length).toBeGreaterThan(8);
+    expect(Math.max(...heads) - Math.min(...heads), JSON.stringify(heads)).toBeLessThan(1);
     // A metric that already has a panel of its own is not offered again.
     await page.fill('.metric-search-input', 'reward');
     await page.waitForTimeout(100);
