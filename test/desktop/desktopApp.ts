@@ -252,18 +252,18 @@ export async function bootDesktopApp(options: BootOptions = {}): Promise<Desktop
   current = electron;
   purgeBundles();
   setEnv(env);
+  let window: StandInWindow;
   try {
     Module.createRequire(join(ROOT, 'package.json'))(BUNDLES.main);
     await electron.app.emitReady();
-    // The ready handler runs in the microtask after whenReady resolves.
-    await sleep(0);
+    // The environment stays set until the ready handler has run: the window it opens says so.
+    window = await until('the app window', () => electron.windows.find((w) => w.options.webPreferences?.preload)).catch(async (err: Error) => {
+      await giveUp(electron);
+      throw err;
+    });
   } finally {
     setEnv(saved);
   }
-  const window = await until('the app window', () => electron.windows.find((w) => w.options.webPreferences?.preload)).catch(async (err: Error) => {
-    await giveUp(electron);
-    throw err;
-  });
   const pushes: LabPush[] = [];
   const lab = window.webContents.renderer?.mainWorld.lab as LabBridge | undefined;
   if (!lab) {
