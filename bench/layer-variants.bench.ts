@@ -6,7 +6,8 @@
  * kernels are faster where:
  *   attention     hf/layers.ts `attendChannels` (depthwise-conv products, hand-written backward;
  *                 the wasm/cpu entry of `HF_TRAINING_KERNELS`) vs `attendBlocked` (batched
- *                 matMuls in blocks, recomputing backward; the tensorflow entry), each with the
+ *                 matMuls in blocks, probabilities kept or recomputed in the backward; the
+ *                 tensorflow entry), each with the
  *                 key bias its entry builds;
  *   embedding     layers.ts `embed` (one-hot product) vs `tf.gather` (autodiff; wasm has no
  *                 gather gradient, so there it is not timed);
@@ -62,7 +63,7 @@ async function measure(backend: string): Promise<Record<string, number>> {
   const attentionMs = async (kernels: HfTrainingKernels) => {
     const bias = kernels.attentionBias(B, T, keyMask);
     const ms = await fwdBwdMs((a, b, c) => weigh(kernels.attend(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, bias, B, T, H, H)), [qs, k, v]);
-    bias.dispose();
+    bias?.dispose();
     return ms;
   };
   const attTrick = await attentionMs(HF_TRAINING_KERNELS.wasm);

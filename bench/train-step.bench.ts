@@ -17,16 +17,29 @@
  * keep their names, the native ones are prefixed `native_`, and `native_vs_wasm` = wasm ms /
  * native ms of the small preset's step (`native_vs_wasm_cpu`: from CPU time).
  * `TRAIN_STEP_BENCH_ROWS` sets B (default 32; a small value only checks that the bench runs).
+ * `TRAIN_STEP_BENCH_T` sets the completion length T (default 64; e.g. 296 for the search-quick
+ * update's rows of ~300 tokens, where attention's T^2 terms weigh); a preset whose context is
+ * shorter is loaded with its context raised to T (the same weights' shapes, more RoPE positions).
+ * At a large B x T the step's scorer may run in row blocks under the default tape budget
+ * (models/hf/logprobs.ts), as a run would.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { ModelPresetName } from '../src/core/models/config';
 import { nativeKeys, onWasmThenNative } from './backends';
 import { supervisedStep } from '../src/core/models/hf/supervised';
-import { loadLabPreset, matmulParameterCount, supervisedBatch } from './labModel';
+import { modelConfig, type ModelPresetName } from '../src/core/models/config';
+import { labModelDir } from '../src/core/models/hf/labCache';
+import { loadHfModel } from '../src/core/models/hf/load';
+import { labPresetShape, matmulParameterCount, supervisedBatch } from './labModel';
 import { headline, median } from './lib';
 
 const B = Number(process.env.TRAIN_STEP_BENCH_ROWS ?? 32);
-const T = 64;
+const T = Number(process.env.TRAIN_STEP_BENCH_T ?? 64);
+
+/** The preset's seeded lab folder, trainable, its context raised to T when shorter (header). */
+function loadPreset(preset: ModelPresetName) {
+  const context = modelConfig(preset).contextLength;
+  return loadHfModel(labModelDir(labPresetShape(preset, context < T ? { contextLength: T } : {}), 1234), { trainable: true });
+}
 
 /** Median wall and CPU milliseconds of `runs` calls after `warmup` untimed ones. */
 async function timeBoth(fn: () => Promise<unknown> | unknown, runs: number, warmup: number): Promise<{ ms: number; cpu: number }> {
@@ -61,7 +74,7 @@ async function matmulGflops(): Promise<{ wall: number; cpu: number }> {
 }
 
 async function stepStats(preset: ModelPresetName, runs: number): Promise<{ ms: number; cpu: number; gflops: number; gflopsCpu: number }> {
-  const loaded = loadLabPreset(preset, { trainable: true });
+  const loaded = loadPreset(preset);
   const config = loaded.config;
   const batch = supervisedBatch(B, T, 5);
   const opt = tf.train.adam(1e-4);

@@ -19,9 +19,11 @@
  * tfjs-node and tfjs-node-gpu) takes plain batched matMuls and transpose-flag products
  * (`attendBlocked`, `frozenLinearFlags`), which are much faster on TensorFlow's kernels
  * (docs/decisions/015-hf-training-kernels-per-backend.md; `npm run bench -- layer-variants`).
- * `attendBlocked` runs attention in blocks of (row, KV head) units with a backward that
- * recomputes each block's probabilities, so its memory is linear in the sequence length: no
- * [rows, heads, T, T] tensor exists at once, with or without a tape (`npm run bench --
+ * `attendBlocked` runs attention in blocks of (row, KV head) units. Under a tape it keeps the
+ * probabilities for its backward while they total at most `SAVED_PROBABILITIES_FLOATS` (a quick
+ * preset's whole pass: a softmax and a product fewer per block; docs/NATIVE_BACKEND.md); above it
+ * its backward recomputes each block's probabilities, so its memory is linear in the sequence
+ * length: no [rows, heads, T, T] tensor exists at once, with or without a tape (`npm run bench --
  * tiny-long-prompt`).
  *
  * Not here: the architecture (model.ts), sampling (sampler.ts), log-probs (logprobs.ts).
@@ -235,6 +237,12 @@ export function keyPadBias(B: number, T: number, keyMask: ArrayLike<number>): Fl
   return bias;
 }
 
+/** The native form's bias tensor: `keyPadBias` [B, 1, 1, T], or null when no key is padding (the op then adds the causal part alone). */
+export function keyPadBiasTensor(B: number, T: number, keyMask: ArrayLike<number>): tf.Tensor4D | null {
+  for (let i = 0; i < B * T; i++) if (!keyMask[i]) return tf.tensor4d(keyPadBias(B, T, keyMask), [B, 1, 1, T]);
+  return null;
+}
+
 /** The causal bias of one (row, KV head) unit of `attendBlocked`, [g*T(query), T(key)]: query row i*T + t masks keys s > t. */
 export function causalBias(T: number, g: number): Float32Array {
   const bias = new Float32Array(g * T * T);
@@ -252,44 +260,74 @@ export function causalBias(T: number, g: number): Float32Array {
 export const ATTENTION_BLOCK_FLOATS = 1024 * 1024;
 
 /**
- * Causal attention in plain batched matMuls with a hand-written backward, computed in blocks (the
- * native backend's training/scoring form): qs (scaled) [B*T, nH*hd], k, v [B*T, nKV*hd] NOT
- * repeated, bias [B, 1, 1, T] (`keyPadBias`) -> [B*T, nH*hd]. Grouped-query attention without
- * repeating keys: the g = nH / nKV query heads of a KV head are the g*T rows of one product per
- * (batch row, KV head) "unit", so unit u = b*nKV + j holds scores [g*T, T] (query head
- * h = j*g + i). Units are independent, so they run `blockFloats / (g*T*T)` at a time (at least
- * one), each block in its own tf.tidy: the [B, nH, T, T] scores and probabilities are never
- * materialised whole (with many rows of long prompts they were gigabytes, and under a tape every
- * layer kept its probabilities for the backward). The op saves only q, k, v and the key bias
- * (linear in T) and recomputes each block's probabilities in the backward, as flash attention
- * does: dP = dY v^T, dS = P (dP - rowsum(dP P)), dq = dS k, dk = dS^T q, dv = P^T dY.
+ * Most attention probabilities (rows x heads x T x T floats, 128 MB) one `attendBlocked` call
+ * keeps for its backward under a tape; above it the backward recomputes them block by block.
+ * Keeping them spares the backward a product, a bias and a softmax per block; the bound keeps
+ * long prompts linear in T. It holds a quick preset's whole pass (search-quick: 48 rows of ~300
+ * tokens, 4 heads: 17M floats per layer). Within a pass that memory.ts's plan lets run whole,
+ * they are inside its estimate (2 x heads x T floats per token per layer).
  */
-export function attendBlocked(
-  qs: tf.Tensor2D,
-  k: tf.Tensor2D,
-  v: tf.Tensor2D,
-  bias: tf.Tensor4D,
+export const SAVED_PROBABILITIES_FLOATS = 32 * ATTENTION_BLOCK_FLOATS;
+
+/** How `attendBlocked` runs a batch: (row, KV head) units per block, and whether a taped call keeps the probabilities. */
+export function blockedAttentionPlan(
   B: number,
   T: number,
   H: number,
   nKv: number,
   blockFloats = ATTENTION_BLOCK_FLOATS,
+  savedFloats = SAVED_PROBABILITIES_FLOATS,
+): { unitsPerBlock: number; saveProbabilities: boolean } {
+  const g = H / nKv;
+  return { unitsPerBlock: Math.max(1, Math.floor(blockFloats / (g * T * T))), saveProbabilities: B * H * T * T <= savedFloats };
+}
+
+/**
+ * Causal attention in plain batched matMuls with a hand-written backward, computed in blocks (the
+ * native backend's training/scoring form): qs (scaled) [B*T, nH*hd], k, v [B*T, nKV*hd] NOT
+ * repeated, bias [B, 1, 1, T] (`keyPadBias`; null: no padding) -> [B*T, nH*hd]. Grouped-query
+ * attention without repeating keys: the g = nH / nKV query heads of a KV head are the g*T rows of
+ * one product per (batch row, KV head) "unit", so unit u = b*nKV + j holds scores [g*T, T] (query
+ * head h = j*g + i). Units are independent, so they run `blockFloats / (g*T*T)` at a time (at
+ * least one), each block in its own tf.tidy: the [B, nH, T, T] scores are never materialised
+ * whole (with many rows of long prompts they were gigabytes).
+ * Under a tape the op saves q, k, v, the output and the biases (linear in T), and the blocks'
+ * probabilities when they total at most `savedFloats` (`blockedAttentionPlan`); otherwise the
+ * backward recomputes each block's probabilities, as flash attention does. Backward per block:
+ * dP = dY v^T, dS = P (dP - D) with D = rowsum(dY Y) (= rowsum(dP P), flash attention's form:
+ * a [g*T, hd] product instead of a [g*T, T] one), dq = dS k, dk = dS^T q, dv = P^T dY.
+ */
+export function attendBlocked(
+  qs: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D,
+  bias: tf.Tensor4D | null,
+  B: number,
+  T: number,
+  H: number,
+  nKv: number,
+  blockFloats = ATTENTION_BLOCK_FLOATS,
+  savedFloats = SAVED_PROBABILITIES_FLOATS,
 ): tf.Tensor2D {
   const hd = qs.shape[1] / H;
   const g = H / nKv;
   const U = B * nKv; // units
-  const per = Math.max(1, Math.floor(blockFloats / (g * T * T))); // units per block
+  const plan = blockedAttentionPlan(B, T, H, nKv, blockFloats, savedFloats);
+  const per = plan.unitsPerBlock;
+  // Decided here: inside the op's forward no tape records, so isTapeOn() is false there.
+  const keep = plan.saveProbabilities && tf.engine().isTapeOn();
   const toUnits = (x: tf.Tensor) => permute(x, [B, T, nKv, g, hd], [0, 2, 3, 1, 4], [U, g * T, hd]) as tf.Tensor3D; // [B*T, nH*hd] -> [U, g*T, hd]
   const fromUnits = (x: tf.Tensor) => permute(x, [B, nKv, g, T, hd], [0, 3, 1, 2, 4], [B * T, H * hd]) as tf.Tensor2D; // -> [B*T, nH*hd]
   const kvUnits = (x: tf.Tensor) => permute(x, [B, T, nKv, hd], [0, 2, 1, 3], [U, T, hd]) as tf.Tensor3D; // [B*T, nKV*hd] -> [U, T, hd]
   const kvRows = (x: tf.Tensor) => permute(x, [B, nKv, T, hd], [0, 2, 1, 3], [B * T, nKv * hd]) as tf.Tensor2D; // -> [B*T, nKV*hd]
   const unitSlice = (x: tf.Tensor3D, u0: number, n: number) => (n === U ? x : (tf.slice(x, [u0, 0, 0], [n, x.shape[1], x.shape[2]]) as tf.Tensor3D));
+  const cat = <X extends tf.Tensor>(xs: X[]) => (xs.length === 1 ? xs[0] : (tf.concat(xs, 0) as X));
   // Per block of units: softmax(q k^T + min(causal, pad)) [n, g*T, T]; the causal part [1, g*T, T] is shared by every unit.
   // min, not a sum: a key masked twice gets MASKED once, so a query whose keys are all masked (a
   // pad row) is uniform over every key, exactly as with the one-tensor bias of the other kernels.
   // Own scopes (here and for dS below): a block's intermediates are freed before the next product, so about two blocks are live at a time.
-  const probs = (q: tf.Tensor3D, kk: tf.Tensor3D, pad: tf.Tensor3D, causal: tf.Tensor3D) =>
-    tf.tidy(() => tf.softmax(tf.add(tf.matMul(q, kk, false, true), tf.minimum(causal, pad)), -1) as tf.Tensor3D);
+  const probs = (q: tf.Tensor3D, kk: tf.Tensor3D, pad: tf.Tensor3D | null, causal: tf.Tensor3D) =>
+    tf.tidy(() => tf.softmax(tf.add(tf.matMul(q, kk, false, true), pad ? tf.minimum(causal, pad) : causal), -1) as tf.Tensor3D);
   const blocks = <R>(fn: (u0: number, n: number) => R): R[] => {
     const out: R[] = [];
     for (let u0 = 0; u0 < U; u0 += per) out.push(fn(u0, Math.min(per, U - u0)));
@@ -298,38 +336,39 @@ export function attendBlocked(
   const op = tf.customGrad((...args) => {
     const [q0, k0, v0, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, Grad];
     const [q, kk, vv] = [toUnits(q0), kvUnits(k0), kvUnits(v0)]; // [U, g*T, hd], [U, T, hd] x 2
-    const pad = tf.reshape(tf.tile(bias, [1, nKv, 1, 1]), [U, 1, T]) as tf.Tensor3D; // [U, 1, T]
+    const pad = bias ? (tf.reshape(tf.tile(bias, [1, nKv, 1, 1]), [U, 1, T]) as tf.Tensor3D) : null; // [U, 1, T]
     const causal = tf.tensor3d(causalBias(T, g), [1, g * T, T]);
-    const ys = blocks((u0, n) =>
-      tf.tidy(() => tf.matMul(probs(unitSlice(q, u0, n), unitSlice(kk, u0, n), unitSlice(pad, u0, n), causal), unitSlice(vv, u0, n))),
-    ); // [n, g*T, hd] each
-    save([q, kk, vv, pad]);
+    const padAt = (u0: number, n: number) => (pad ? unitSlice(pad, u0, n) : null);
+    const parts = blocks((u0, n) =>
+      tf.tidy(() => {
+        const p = probs(unitSlice(q, u0, n), unitSlice(kk, u0, n), padAt(u0, n), causal); // [n, g*T, T]
+        const y = tf.matMul(p, unitSlice(vv, u0, n)) as tf.Tensor3D; // [n, g*T, hd]
+        return keep ? [y, p] : [y];
+      }),
+    );
+    const y = cat(parts.map((b) => b[0])); // [U, g*T, hd]
+    const saved = keep ? parts.map((b) => b[1]) : [causal, ...(pad ? [pad] : [])];
+    save([q, kk, vv, y, ...saved]);
     return {
-      value: fromUnits(ys.length === 1 ? ys[0] : tf.concat(ys, 0)), // [B*T, nH*hd]
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      value: fromUnits(y), // [B*T, nH*hd]
+      gradFunc: (dy: tf.Tensor, s: tf.Tensor[]) =>
         tf.tidy(() => {
-          const [qS, kS, vS, padS] = saved as tf.Tensor3D[];
+          const [qS, kS, vS, yS] = s as tf.Tensor3D[];
+          const rest = s.slice(4) as tf.Tensor3D[]; // the blocks' probabilities, or [causal, pad?]
           const dyU = toUnits(dy); // [U, g*T, hd]
-          const causalB = tf.tensor3d(causalBias(T, g), [1, g * T, T]);
-          const parts = blocks((u0, n) =>
+          const grads = blocks((u0, n) =>
             tf.tidy(() => {
               const [qc, kc, vc, dyc] = [unitSlice(qS, u0, n), unitSlice(kS, u0, n), unitSlice(vS, u0, n), unitSlice(dyU, u0, n)];
-              const p = probs(qc, kc, unitSlice(padS, u0, n), causalB); // [n, g*T, T] recomputed
+              const p = keep ? rest[u0 / per] : probs(qc, kc, rest[1] ? unitSlice(rest[1], u0, n) : null, rest[0]); // [n, g*T, T]
               const dS = tf.tidy(() => {
-                const dP = tf.matMul(dyc, vc, false, true); // [n, g*T, T]
-                return tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), -1, true))) as tf.Tensor3D; // [n, g*T, T]
+                const D = tf.sum(tf.mul(dyc, unitSlice(yS, u0, n)), -1, true); // [n, g*T, 1]: rowsum(dP P)
+                return tf.mul(p, tf.sub(tf.matMul(dyc, vc, false, true), D)) as tf.Tensor3D; // [n, g*T, T]
               });
               return [tf.matMul(dS, kc), tf.matMul(dS, qc, true, false), tf.matMul(p, dyc, true, false)]; // dq [n, g*T, hd], dk, dv [n, T, hd]
             }),
           );
-          const cat = (i: number) =>
-            parts.length === 1
-              ? parts[0][i]
-              : tf.concat(
-                  parts.map((x) => x[i]),
-                  0,
-                );
-          return [fromUnits(cat(0)), kvRows(cat(1)), kvRows(cat(2))]; // [B*T, nH*hd], [B*T, nKV*hd] x 2
+          const part = (i: number) => cat(grads.map((x) => x[i]));
+          return [fromUnits(part(0)), kvRows(part(1)), kvRows(part(2))]; // [B*T, nH*hd], [B*T, nKV*hd] x 2
         }),
     };
   }) as (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D;
@@ -340,17 +379,27 @@ export function attendBlocked(
  * `attendRows` with the registry's signature: keys and values [B*T, nKV*hd] repeated to the nH
  * query heads first (`repeatKv`), bias [T, B, 1, T] (`attentionBias`). The wasm/cpu form.
  */
-export function attendChannels(qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number): tf.Tensor2D {
+export function attendChannels(
+  qs: tf.Tensor2D,
+  k: tf.Tensor2D,
+  v: tf.Tensor2D,
+  bias: tf.Tensor4D | null,
+  B: number,
+  T: number,
+  H: number,
+  nKv: number,
+): tf.Tensor2D {
+  if (!bias) throw new Error('attendChannels: needs its [T, B, 1, T] bias (the causal part is in it)');
   const g = H / nKv;
   return attendRows(qs, repeatKv(k, nKv, g), repeatKv(v, nKv, g), bias, B, T, H); // [B*T, nH*hd]
 }
 
 /** The HF family's training/scoring ops whose fastest form depends on the backend's kernels. */
 export interface HfTrainingKernels {
-  /** The key bias tensor `attend` reads, from the batch's key mask [B*T] (1 = real token). */
-  attentionBias: (B: number, T: number, keyMask: ArrayLike<number>) => tf.Tensor4D;
+  /** The key bias tensor `attend` reads, from the batch's key mask [B*T] (1 = real token); null where the form needs none (no padding, native). */
+  attentionBias: (B: number, T: number, keyMask: ArrayLike<number>) => tf.Tensor4D | null;
   /** Causal attention: scaled queries [B*T, nH*hd], keys and values [B*T, nKV*hd] -> [B*T, nH*hd]. */
-  attend: (qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number) => tf.Tensor2D;
+  attend: (qs: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D | null, B: number, T: number, H: number, nKv: number) => tf.Tensor2D;
   /** x @ w for a weight that is not trained (only dx). */
   frozenLinear: (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
 }
@@ -370,7 +419,7 @@ export const HF_TRAINING_KERNELS = {
   wasm: CHANNEL_KERNELS,
   cpu: CHANNEL_KERNELS,
   tensorflow: {
-    attentionBias: (B, T, keyMask) => tf.tensor4d(keyPadBias(B, T, keyMask), [B, 1, 1, T]),
+    attentionBias: keyPadBiasTensor,
     attend: attendBlocked,
     frozenLinear: frozenLinearFlags,
   },

@@ -423,11 +423,11 @@ export class HfModel {
   ): { x: tf.Tensor2D; cache: HfKvCache } {
     const { numHeads: H, numKvHeads: nKv } = this.config;
     const kernels = hfTrainingKernels(); // the backend's attention and its bias layout (./layers.ts HF_TRAINING_KERNELS)
-    const bias = kernels.attentionBias(B, T, layout.keyMask); // [T, B, 1, T] or [B, 1, T, T]
+    const bias = kernels.attentionBias(B, T, layout.keyMask); // [T, B, 1, T], [B, 1, 1, T] or null (native, no padding)
     const rope = this.rope(layout.positions);
     let x = this.embed(ids, train); // [B*T, d]
     const cache: HfKvCache = { k: [], v: [] };
-    const attendAll = (b: tf.Tensor4D) => (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => kernels.attend(q, k, v, b, B, T, H, nKv); // [B*T, nH*hd]
+    const attendAll = (b: tf.Tensor4D | null) => (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => kernels.attend(q, k, v, b, B, T, H, nKv); // [B*T, nH*hd]
     for (let l = 0; l < this.config.numLayers; l++) {
       if (train && this.recompute && !toCache) {
         x = tf.tidy(() => this.recomputedLayer(l, x, rope, bias, lora, attendAll));
@@ -472,9 +472,9 @@ export class HfModel {
     l: number,
     x: tf.Tensor2D,
     rope: Rope,
-    bias: tf.Tensor4D,
+    bias: tf.Tensor4D | null,
     lora: Adapter | null,
-    attendAll: (b: tf.Tensor4D) => (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D,
+    attendAll: (b: tf.Tensor4D | null) => (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D,
   ): tf.Tensor2D {
     const pre = `model.layers.${l}.`;
     const vars: tf.Variable[] = [
@@ -484,16 +484,17 @@ export class HfModel {
         .flatMap(([, f]) => [f.a, f.b])
         .filter((v) => v.trainable),
     ];
-    const run = (xi: tf.Tensor2D, r: Rope, b: tf.Tensor4D) => this.block(l, xi, r, true, attendAll(b), lora); // [N, d]
+    const run = (xi: tf.Tensor2D, r: Rope, b: tf.Tensor4D | null) => this.block(l, xi, r, true, attendAll(b), lora); // [N, d]
     const op = tf.customGrad((...args) => {
       const xi = args[0] as tf.Tensor2D;
       const save = args[args.length - 1] as tf.GradSaveFunc;
-      save([xi, bias, rope.cos, rope.sin, rope.cosQ, rope.sinQ]);
+      save([xi, rope.cos, rope.sin, rope.cosQ, rope.sinQ, ...(bias ? [bias] : [])]);
       return {
         value: run(xi, rope, bias), // [N, d]
         gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
           tf.tidy(() => {
-            const [xs, bs, cos, sin, cosQ, sinQ] = saved as [tf.Tensor2D, tf.Tensor4D, tf.Tensor3D, tf.Tensor3D, tf.Tensor3D, tf.Tensor3D];
+            const [xs, cos, sin, cosQ, sinQ] = saved as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D, tf.Tensor3D, tf.Tensor3D];
+            const bs = (saved[5] as tf.Tensor4D | undefined) ?? null;
             const r: Rope = { cos, sin, cosQ, sinQ };
             // The variables are read by the layer itself; passing them as xs asks for their gradients.
             return withOwnTape(() => tf.grads((x0: tf.Tensor) => run(x0 as tf.Tensor2D, r, bs))([xs, ...vars], dy)); // [dx, ...dvars]

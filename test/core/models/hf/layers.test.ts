@@ -8,13 +8,16 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import {
+  ATTENTION_BLOCK_FLOATS,
   attendBlocked,
   attendChannels,
+  blockedAttentionPlan,
   frozenLinear,
   frozenLinearFlags,
   HF_TRAINING_KERNELS,
   hfTrainingKernels,
   MASKED,
+  SAVED_PROBABILITIES_FLOATS,
 } from '../../../../src/core/models/hf/layers';
 import { maxAbsDiff } from '../helpers';
 
@@ -121,17 +124,26 @@ function plainAttention(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: nu
   return tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B * T, H * hd]) as tf.Tensor2D;
 }
 
-/** Each registry entry's attention with the bias in its own layout, built by the entry itself. */
-const ATTENTION_VARIANTS = {
+type Attend = (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D | null, B: number, T: number, H: number, nKv: number) => tf.Tensor2D;
+/** attendBlocked with a block budget (floats of scores per block) and a bound on the probabilities it keeps for the backward. */
+const blocked =
+  (blockFloats: number, savedFloats: number): Attend =>
+  (q, k, v, bias, B, T, H, nKv) =>
+    attendBlocked(q, k, v, bias, B, T, H, nKv, blockFloats, savedFloats);
+
+/**
+ * Each registry entry's attention with the bias in its own layout, built by the entry itself.
+ * attendBlocked's two backward paths each: probabilities kept (the registry's choice at these
+ * sizes) and recomputed (savedFloats 0); a block budget of 16 floats runs one (row, KV head)
+ * unit per block, so every shape runs in several blocks.
+ */
+const ATTENTION_VARIANTS: Record<string, { attend: Attend; bias: (B: number, T: number, keyMask: ArrayLike<number>) => tf.Tensor4D | null }> = {
   attendChannels: { attend: attendChannels, bias: HF_TRAINING_KERNELS.wasm.attentionBias },
   attendBlocked: { attend: attendBlocked, bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
-  // A block budget of 16 floats: one (row, KV head) unit per block, so every shape runs in several blocks.
-  'attendBlocked, one unit per block': {
-    attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, B: number, T: number, H: number, nKv: number) =>
-      attendBlocked(q, k, v, bias, B, T, H, nKv, 16),
-    bias: HF_TRAINING_KERNELS.tensorflow.attentionBias,
-  },
-} as const;
+  'attendBlocked, probabilities recomputed': { attend: blocked(ATTENTION_BLOCK_FLOATS, 0), bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
+  'attendBlocked, one unit per block, probabilities kept': { attend: blocked(16, Infinity), bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
+  'attendBlocked, one unit per block, probabilities recomputed': { attend: blocked(16, 0), bias: HF_TRAINING_KERNELS.tensorflow.attentionBias },
+};
 
 // [B, T, H, nKv, hd, left pads per row]: GQA 2:1, MHA, all heads on one KV head, one row, one token, long left pad.
 const SHAPES: [number, number, number, number, number, number[]][] = [
@@ -140,6 +152,7 @@ const SHAPES: [number, number, number, number, number, number[]][] = [
   [2, 6, 3, 1, 4, [0, 3]],
   [1, 4, 2, 1, 2, [0]],
   [2, 1, 2, 1, 4, [0, 0]],
+  [2, 6, 4, 2, 3, [0, 0]], // no padding: the native bias is null, the causal part alone
 ];
 
 describe('hf training kernels registry', () => {
@@ -157,8 +170,8 @@ describe('hf training kernels registry', () => {
   it('each bias layout masks causal and left-pad keys; the blocked one holds only the pads (linear in T)', () => {
     const [B, T] = [2, 3];
     const mask = leftPadMask([1, 0], T);
-    const ch = values(() => HF_TRAINING_KERNELS.wasm.attentionBias(B, T, mask)); // [T, B, 1, T]
-    const bt = values(() => HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, mask)); // [B, 1, 1, T]
+    const ch = values(() => HF_TRAINING_KERNELS.wasm.attentionBias(B, T, mask)!); // [T, B, 1, T]
+    const bt = values(() => HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, mask)!); // [B, 1, 1, T]
     expect(bt.length).toBe(B * T);
     for (let b = 0; b < B; b++) {
       for (let u = 0; u < T; u++) expect(bt[b * T + u]).toBe(b === 0 && u === 0 ? MASKED : 0);
@@ -166,6 +179,11 @@ describe('hf training kernels registry', () => {
         for (let u = 0; u < T; u++) expect(ch[(t * B + b) * T + u]).toBe(u > t || (b === 0 && u === 0) ? MASKED : 0);
       }
     }
+    // Without padding the blocked form needs no key bias at all; the channel form still carries the causal part.
+    expect(HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, leftPadMask([0, 0], T))).toBeNull();
+    const causalOnly = HF_TRAINING_KERNELS.wasm.attentionBias(B, T, leftPadMask([0, 0], T))!;
+    expect(causalOnly.shape).toEqual([T, B, 1, T]);
+    causalOnly.dispose();
   });
 });
 
@@ -200,7 +218,8 @@ describe('hf attention variants', () => {
         }
         // Not vacuous: the query gradient is not zero (softmax over >1 visible key somewhere, or T = 1).
         if (T > 1) expect(Math.max(...Array.from(a[0], Math.abs))).toBeGreaterThan(1e-3);
-        tf.dispose([q, k, v, bias]);
+        tf.dispose([q, k, v]);
+        bias?.dispose();
       });
     }
   }
@@ -219,7 +238,7 @@ describe('hf attention variants', () => {
       const g = grads(f, [q, k, v]);
       expect(tf.memory().numTensors).toBe(n);
       const y = values(() => f(q, k, v));
-      bias.dispose();
+      bias?.dispose();
       return { y, g };
     });
     for (const o of outs.slice(1)) {
@@ -229,12 +248,57 @@ describe('hf attention variants', () => {
     tf.dispose([q, k, v]);
   });
 
-  it('the native attention never holds a [rows, heads, T, T] block: peak bytes of forward + backward stay under one', async () => {
-    // 8 rows x 4 heads x 512 x 512 scores are 33.5 MB; the whole-batch form held the scores, their
+  it('the native attention keeps its probabilities up to SAVED_PROBABILITIES_FLOATS and recomputes them above', () => {
+    // Rows x heads x T x T floats: search-quick's update pass (48 rows of ~296 tokens, 4 heads on 2 KV heads) and one of its
+    // row blocks keep them; 40 rows of 512 tokens recompute them (the peak test below).
+    expect(blockedAttentionPlan(48, 296, 4, 2).saveProbabilities).toBe(true);
+    expect(blockedAttentionPlan(10, 296, 4, 2).saveProbabilities).toBe(true);
+    expect(blockedAttentionPlan(40, 512, 4, 2).saveProbabilities).toBe(false);
+    expect(blockedAttentionPlan(1, 4096, 4, 2).saveProbabilities).toBe(false); // one long prompt
+    const [B, T, H] = [2, 32, 4];
+    expect(blockedAttentionPlan(B, T, H, 2, ATTENTION_BLOCK_FLOATS, B * H * T * T).saveProbabilities).toBe(true); // the bound is inclusive
+    expect(blockedAttentionPlan(B, T, H, 2, ATTENTION_BLOCK_FLOATS, B * H * T * T - 1).saveProbabilities).toBe(false);
+    // Units per block: at least one, else as many [g*T, T] score blocks as fit the block budget.
+    expect(blockedAttentionPlan(B, T, H, 2, 2 * T * T * 3).unitsPerBlock).toBe(3);
+    expect(blockedAttentionPlan(B, T, H, 2, 16).unitsPerBlock).toBe(1);
+  });
+
+  it('kept probabilities live from the forward to the backward under a tape only; recomputed ones never exceed a block', async () => {
+    // One unit per block (blockFloats = g*T*T), so a recomputing pass holds a few [g*T, T] blocks, never the whole [B*H, T, T].
+    const [B, T, H, nKv, hd] = [16, 256, 4, 2, 4];
+    const full = B * H * T * T * 4; // bytes of every probability: 32 blocks
+    const mask = leftPadMask([0, 3, 0, 0, 9, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0], T);
+    const q = tf.tensor2d(noise(B * T * H * hd, 31), [B * T, H * hd]);
+    const k = tf.tensor2d(noise(B * T * nKv * hd, 32), [B * T, nKv * hd]);
+    const v = tf.tensor2d(noise(B * T * nKv * hd, 33), [B * T, nKv * hd]);
+    const bias = HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, mask);
+    const inputs = tf.memory().numBytes;
+    const peak = async (savedFloats: number, taped: boolean) => {
+      const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+        tf.sum(tf.square(attendBlocked(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, bias, B, T, H, nKv, (H / nKv) * T * T, savedFloats)));
+      const info = await tf.profile(() => {
+        const out = taped ? tf.grads(f)([q, k, v]) : [f(q, k, v)];
+        tf.dispose(out);
+      });
+      return info.peakBytes - inputs;
+    };
+    expect(await peak(Infinity, true)).toBeGreaterThanOrEqual(full);
+    expect(await peak(0, true)).toBeLessThan(full / 2);
+    expect(await peak(Infinity, false)).toBeLessThan(full / 2); // no tape: nothing kept, whatever the bound
+    tf.dispose([q, k, v]);
+    bias?.dispose();
+  }, 120_000);
+
+  it('above SAVED_PROBABILITIES_FLOATS the native attention never holds a [rows, heads, T, T] block: peak bytes of forward + backward stay under one', async () => {
+    // 40 rows x 4 heads x 512 x 512 scores are 168 MB; the whole-batch form held the scores, their
     // softmax and the backward's dP and dS at that size (issue 27: 1 GB allocations with long chat prompts).
-    const [B, T, H, nKv, hd] = [8, 512, 4, 2, 4];
+    const [B, T, H, nKv, hd] = [40, 512, 4, 2, 4];
+    expect(B * H * T * T).toBeGreaterThan(SAVED_PROBABILITIES_FLOATS);
     const full = B * H * T * T * 4; // bytes
-    const mask = leftPadMask([0, 5, 100, 0, 3, 0, 511, 7], T);
+    const mask = leftPadMask(
+      [0, 5, 100, 0, 3, 0, 511, 7].flatMap((p) => [p, 0, p, 1, 0]),
+      T,
+    );
     const q = tf.tensor2d(noise(B * T * H * hd, 21), [B * T, H * hd]);
     const k = tf.tensor2d(noise(B * T * nKv * hd, 22), [B * T, nKv * hd]);
     const v = tf.tensor2d(noise(B * T * nKv * hd, 23), [B * T, nKv * hd]);
@@ -247,7 +311,8 @@ describe('hf attention variants', () => {
         tf.sum(tf.square(attend(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, bias, B, T, H, nKv))),
       )([q, k, v]);
       gradSum = g.reduce((acc, t) => acc + (tf.sum(tf.abs(t)).dataSync()[0] as number), 0);
-      tf.dispose([...g, bias]);
+      tf.dispose(g);
+      bias?.dispose();
     });
     expect(gradSum).toBeGreaterThan(0); // it did run a backward
     expect(info.peakBytes - inputs).toBeLessThan(full);
