@@ -157,7 +157,12 @@ export const PRESETS = {
       // step: with 4 (320 episodes in 20 steps) validation moved within noise; with 8 it rose
       // on every seed. lr stays 3e-4: 1e-3 raised the entropy and lost 80% of the start's accuracy.
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 104 },
-      update: { epochs: 2, miniBatches: 2 },
+      // A mini-batch's pass (about 48 rows of ~300 tokens) is estimated at ~2.5 GB of tape: under
+      // the default 512 MB it ran in 5 row blocks (one more forward each), which made the step
+      // slower than the former lab model's, which had no budget and peaked at ~1.9 GB. One block
+      // keeps it near that model's peak on either backend (docs/NATIVE_BACKEND.md, "Training
+      // step against the former lab Transformer").
+      update: { epochs: 2, miniBatches: 2, tapeBudgetMB: 2560 },
       // 64 queries (256 episodes) in batches of 64: one batch of long search prompts with 4 heads
       // outgrows the WebAssembly heap. Fewer queries leave the same checkpoint's Avg@4 spread by
       // +-0.02 between seeds, the size of the effect to be seen.
