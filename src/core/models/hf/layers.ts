@@ -291,11 +291,12 @@ export function blockedAttentionPlan(
  * head h = j*g + i). Units are independent, so they run `blockFloats / (g*T*T)` at a time (at
  * least one), each block in its own tf.tidy: the [B, nH, T, T] scores are never materialised
  * whole (with many rows of long prompts they were gigabytes).
- * Under a tape the op saves q, k, v, the output and the biases (linear in T), and the blocks'
+ * Under a tape the op saves q, k, v and the biases (linear in T), and the blocks'
  * probabilities when they total at most `savedFloats` (`blockedAttentionPlan`); otherwise the
  * backward recomputes each block's probabilities, as flash attention does. Backward per block:
- * dP = dY v^T, dS = P (dP - D) with D = rowsum(dY Y) (= rowsum(dP P), flash attention's form:
- * a [g*T, hd] product instead of a [g*T, T] one), dq = dS k, dk = dS^T q, dv = P^T dY.
+ * dP = dY v^T, dS = P (dP - rowsum(dP P)), dq = dS k, dk = dS^T q, dv = P^T dY. (Flash
+ * attention's rowsum(dY Y) is the same value from a smaller product, but rounds differently: the
+ * lab keeps the form its recorded runs were trained with, so they repeat bit for bit.)
  */
 export function attendBlocked(
   qs: tf.Tensor2D,
@@ -348,21 +349,21 @@ export function attendBlocked(
     );
     const y = cat(parts.map((b) => b[0])); // [U, g*T, hd]
     const saved = keep ? parts.map((b) => b[1]) : [causal, ...(pad ? [pad] : [])];
-    save([q, kk, vv, y, ...saved]);
+    save([q, kk, vv, ...saved]);
     return {
       value: fromUnits(y), // [B*T, nH*hd]
       gradFunc: (dy: tf.Tensor, s: tf.Tensor[]) =>
         tf.tidy(() => {
-          const [qS, kS, vS, yS] = s as tf.Tensor3D[];
-          const rest = s.slice(4) as tf.Tensor3D[]; // the blocks' probabilities, or [causal, pad?]
+          const [qS, kS, vS] = s as tf.Tensor3D[];
+          const rest = s.slice(3) as tf.Tensor3D[]; // the blocks' probabilities, or [causal, pad?]
           const dyU = toUnits(dy); // [U, g*T, hd]
           const grads = blocks((u0, n) =>
             tf.tidy(() => {
               const [qc, kc, vc, dyc] = [unitSlice(qS, u0, n), unitSlice(kS, u0, n), unitSlice(vS, u0, n), unitSlice(dyU, u0, n)];
               const p = keep ? rest[u0 / per] : probs(qc, kc, rest[1] ? unitSlice(rest[1], u0, n) : null, rest[0]); // [n, g*T, T]
               const dS = tf.tidy(() => {
-                const D = tf.sum(tf.mul(dyc, unitSlice(yS, u0, n)), -1, true); // [n, g*T, 1]: rowsum(dP P)
-                return tf.mul(p, tf.sub(tf.matMul(dyc, vc, false, true), D)) as tf.Tensor3D; // [n, g*T, T]
+                const dP = tf.matMul(dyc, vc, false, true); // [n, g*T, T]
+                return tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), -1, true))) as tf.Tensor3D; // [n, g*T, T]
               });
               return [tf.matMul(dS, kc), tf.matMul(dS, qc, true, false), tf.matMul(p, dyc, true, false)]; // dq [n, g*T, hd], dk, dv [n, T, hd]
             }),

@@ -263,6 +263,32 @@ describe('hf attention variants', () => {
     expect(blockedAttentionPlan(B, T, H, 2, 16).unitsPerBlock).toBe(1);
   });
 
+  it('keeping the probabilities changes no bit of the values or gradients (recorded runs repeat across the two forms)', () => {
+    const [B, T, H, nKv, hd] = [3, 7, 4, 2, 4];
+    const q = tf.tensor2d(noise(B * T * H * hd, 41), [B * T, H * hd]);
+    const k = tf.tensor2d(noise(B * T * nKv * hd, 42), [B * T, nKv * hd]);
+    const v = tf.tensor2d(noise(B * T * nKv * hd, 43), [B * T, nKv * hd]);
+    for (const pads of [
+      [0, 0, 0],
+      [2, 0, 5],
+    ]) {
+      const bias = HF_TRAINING_KERNELS.tensorflow.attentionBias(B, T, leftPadMask(pads, T));
+      const run = (savedFloats: number, blockFloats: number) => {
+        const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+          attendBlocked(a as tf.Tensor2D, b as tf.Tensor2D, c as tf.Tensor2D, bias, B, T, H, nKv, blockFloats, savedFloats);
+        return { y: values(() => f(q, k, v)), g: grads(f, [q, k, v]) };
+      };
+      // Same blocks: the same products in the same order. (Other block sizes batch the products
+      // differently, which TensorFlow's kernels may round differently: not compared bit for bit.)
+      const kept = run(Infinity, ATTENTION_BLOCK_FLOATS);
+      const recomputed = run(0, ATTENTION_BLOCK_FLOATS);
+      expect(Array.from(recomputed.y)).toEqual(Array.from(kept.y));
+      for (let i = 0; i < 3; i++) expect(Array.from(recomputed.g[i])).toEqual(Array.from(kept.g[i]));
+      bias?.dispose();
+    }
+    tf.dispose([q, k, v]);
+  });
+
   it('kept probabilities live from the forward to the backward under a tape only; recomputed ones never exceed a block', async () => {
     // One unit per block (blockFloats = g*T*T), so a recomputing pass holds a few [g*T, T] blocks, never the whole [B*H, T, T].
     const [B, T, H, nKv, hd] = [16, 256, 4, 2, 4];
