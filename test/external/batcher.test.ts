@@ -4,7 +4,7 @@
  * MAX_WAIT_WINDOWS windows; `maxRows` splits and flushes at once; each row keeps its own token
  * limit as a prefix of the batch's sample (stop reason `length`).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MAX_WAIT_WINDOWS, SampleBatcher } from '../../src/core/external/batcher';
 import type { Policies, SampleSettings } from '../../src/core/policies/types';
 
@@ -44,21 +44,28 @@ describe('sample batcher', () => {
   });
 
   it('a steady stream flushes after at most MAX_WAIT_WINDOWS windows; maxRows flushes at once', async () => {
-    const { policies, calls } = fakePolicies();
-    const b = new SampleBatcher(policies, { windowMs: 5, maxRows: 64 });
-    const t0 = performance.now();
-    const first = b.submit(job(1));
-    let firstAt = 0;
-    void first.then(() => (firstAt = performance.now() - t0));
-    for (let i = 2; i < 40 && firstAt === 0; i++) {
-      void b.submit(job(i));
-      await sleep(3);
+    // On a fake clock (timers and performance.now): a real one fires timers up to a millisecond
+    // early against performance.now() (whole-millisecond delays, the loop's cached time).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const { policies, calls } = fakePolicies();
+      const b = new SampleBatcher(policies, { windowMs: 5, maxRows: 64 });
+      const t0 = performance.now();
+      const first = b.submit(job(1));
+      let firstAt = 0;
+      void first.then(() => (firstAt = performance.now() - t0));
+      for (let i = 2; i < 40 && firstAt === 0; i++) {
+        void b.submit(job(i));
+        await vi.advanceTimersByTimeAsync(3); // a request every 3 ms: never a quiet window of 5
+      }
+      await first;
+      expect(calls.length).toBeGreaterThanOrEqual(1);
+      expect(calls[0].prompts.length).toBeLessThan(39); // not everything waited for the stream to end
+      expect(firstAt).toBeGreaterThanOrEqual(MAX_WAIT_WINDOWS * 5);
+      expect(firstAt).toBeLessThanOrEqual(MAX_WAIT_WINDOWS * 5 + 3);
+    } finally {
+      vi.useRealTimers();
     }
-    await first;
-    expect(calls.length).toBeGreaterThanOrEqual(1);
-    expect(calls[0].prompts.length).toBeLessThan(39); // not everything waited for the stream to end
-    expect(firstAt).toBeGreaterThanOrEqual(MAX_WAIT_WINDOWS * 5 - 1);
-    await sleep(50);
 
     const c = fakePolicies();
     const small = new SampleBatcher(c.policies, { windowMs: 10_000, maxRows: 3 });
