@@ -7,8 +7,7 @@
  *   attention     hf/layers.ts `attendChannels` (depthwise-conv products, hand-written backward;
  *                 the wasm/cpu entry of `HF_TRAINING_KERNELS`) vs `attendBlocked` (batched
  *                 matMuls in blocks, probabilities kept or recomputed in the backward; the
- *                 tensorflow entry), each with the
- *                 key bias its entry builds;
+ *                 tensorflow entry), each with the key bias its entry builds;
  *   embedding     layers.ts `embed` (one-hot product) vs `tf.gather` (autodiff; wasm has no
  *                 gather gradient, so there it is not timed);
  *   linear        layers.ts `linearTransposed` (explicit transposes in the backward) vs

@@ -380,20 +380,11 @@ export function attendBlocked(
  * `attendRows` with the registry's signature: keys and values [B*T, nKV*hd] repeated to the nH
  * query heads first (`repeatKv`), bias [T, B, 1, T] (`attentionBias`). The wasm/cpu form.
  */
-export function attendChannels(
-  qs: tf.Tensor2D,
-  k: tf.Tensor2D,
-  v: tf.Tensor2D,
-  bias: tf.Tensor4D | null,
-  B: number,
-  T: number,
-  H: number,
-  nKv: number,
-): tf.Tensor2D {
+export const attendChannels: HfTrainingKernels['attend'] = (qs, k, v, bias, B, T, H, nKv) => {
   if (!bias) throw new Error('attendChannels: needs its [T, B, 1, T] bias (the causal part is in it)');
   const g = H / nKv;
   return attendRows(qs, repeatKv(k, nKv, g), repeatKv(v, nKv, g), bias, B, T, H); // [B*T, nH*hd]
-}
+};
 
 /** The HF family's training/scoring ops whose fastest form depends on the backend's kernels. */
 export interface HfTrainingKernels {
