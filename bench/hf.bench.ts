@@ -20,7 +20,7 @@
  * - `memory_vs_estimate`: peak tensor bytes (tf.profile peakBytes = tf.memory().numBytes at its
  *   peak, minus the bytes live before; tensor bytes, not process RSS) of one LoRA training step's
  *   forward + backward (4 x 128 tokens, r = 8 on every linear) / memory.ts `trainingPeakBytes`
- *   for the same tokens without recomputation (goal within 25%: 0.75..1.25);
+ *   for the same tokens without recomputation under this backend's tape profile (goal within 25%: 0.75..1.25);
  *   `memory_vs_estimate_recompute`: the same with `recompute: true`; `recompute_memory_ratio`:
  *   the peak with recomputation / without. `memory_vs_minimal` (the peak without recomputation
  *   per 1k tokens / the textbook saved-for-backward minimum) says how far the stored-activation
@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { scoreHf } from '../src/core/models/hf/logprobs';
-import { estimateHfMemory, linearShapes, trainingPeakBytes } from '../src/core/models/hf/memory';
+import { estimateHfMemory, linearShapes, tapeProfileOf, trainingPeakBytes } from '../src/core/models/hf/memory';
 import { HfModel } from '../src/core/models/hf/model';
 import { openTensorSource } from '../src/core/models/hf/safetensorsFile';
 import { sampleHf, type DecodeMode } from '../src/core/models/hf/sampler';
@@ -116,7 +116,7 @@ function scoringFlops(c: HfModelConfig, B: number, T: number): number {
 }
 
 async function main(): Promise<void> {
-  await benchBackend();
+  const profile = tapeProfileOf((await benchBackend()).tfjsBackend);
   const dir = mkdtempSync(join(tmpdir(), 'srpo-hf-bench-'));
   try {
     writeRandomCheckpoint(dir);
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     );
 
     // KV cache bytes left by a prefill of the same batch.
-    const est = estimateHfMemory(config, { loraR: 8, seqLen: T });
+    const est = estimateHfMemory(config, { loraR: 8, seqLen: T, profile });
     const beforeKv = tf.memory().numBytes;
     const pre = model.prefill(tf.tensor2d(pairs.map((p) => [...p.prompt, ...p.completion]).flat(), [B, T], 'int32'), Array<number>(B).fill(0));
     const kvBytes = tf.memory().numBytes - beforeKv - pre.logits.size * 4;
@@ -205,8 +205,8 @@ async function main(): Promise<void> {
     };
     const peak = await stepPeak(false);
     const peakRe = await stepPeak(true);
-    const estPlain = trainingPeakBytes(config, { tokens: B * T, seqLen: T, recompute: false });
-    const estRe = trainingPeakBytes(config, { tokens: B * T, seqLen: T, recompute: true });
+    const estPlain = trainingPeakBytes(config, { tokens: B * T, seqLen: T, recompute: false, profile });
+    const estRe = trainingPeakBytes(config, { tokens: B * T, seqLen: T, recompute: true, profile });
     const actPer1k = (peak / (B * T)) * 1024;
     console.log(
       `LoRA training step peak (${B}x${T} tokens): ${(peak / 1e6).toFixed(1)} MB, estimate ${(estPlain / 1e6).toFixed(1)} MB; with recomputation ${(peakRe / 1e6).toFixed(1)} MB, estimate ${(estRe / 1e6).toFixed(1)} MB; ` +

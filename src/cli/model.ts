@@ -22,7 +22,7 @@
 import { currentBackend, initBackend, type BackendRequest } from '../core/models/backend';
 import { loadHfModel, readHfFolder, type LoadedHfModel } from '../core/models/hf/load';
 import { sequenceLogprobs } from '../core/models/hf/logprobs';
-import { TAPE_BUDGET_BYTES, estimateHfMemory } from '../core/models/hf/memory';
+import { TAPE_PROFILES, estimateHfMemory } from '../core/models/hf/memory';
 import { sampleHf } from '../core/models/hf/sampler';
 import type { ParsedArgs } from './args';
 
@@ -72,8 +72,10 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
       `--seq-len ${seqLen} is longer than the model's ${config.maxPositions} positions (max_position_embeddings in ${dir}/config.json): it cannot train or sample sequences that long; use --seq-len ${config.maxPositions} or less`,
     );
   const est = estimateHfMemory(config, { loraR, seqLen });
+  const native = estimateHfMemory(config, { loraR, seqLen, profile: 'native' });
   if (args.flags.has('json')) {
-    out(JSON.stringify({ model: dir, architecture: config.architecture, config, stopIds: generation.stopIds, ...est }));
+    const nativeBackend = { labActivationBytesPer1kTokens: native.labActivationBytesPer1kTokens, labRecomputeBytesPer1kTokens: native.labRecomputeBytesPer1kTokens };
+    out(JSON.stringify({ model: dir, architecture: config.architecture, config, stopIds: generation.stopIds, ...est, nativeBackend }));
     return;
   }
   const c = config;
@@ -91,10 +93,10 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   out(`AdamW optimizer state: ${bytes(est.optimizerBytes)}`);
   out(`KV cache per 1k tokens: ${bytes(est.kvCacheBytesPer1kTokens)}`);
   out(
-    `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them today; ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward (layers not recomputed, the head's logits one chunk at a time as the lab computes them)`,
+    `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them on wasm, ${bytes(native.labActivationBytesPer1kTokens)} on the native backend (CPU or GPU); ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward (layers not recomputed, the head's logits one chunk at a time as the lab computes them)`,
   );
   out(
-    `a gradient pass whose layers would keep more than update.tapeBudgetMB (default ${TAPE_BUDGET_BYTES / 2 ** 20} MB) runs in row blocks: its layers keep at most that, at the cost of one more forward`,
+    `a gradient pass whose layers would keep more than update.tapeBudgetMB (default ${TAPE_PROFILES.wasm.defaultBudgetMB} MB on wasm, ${TAPE_PROFILES.native.defaultBudgetMB} MB on the native backend) runs in row blocks: its layers keep at most that, at the cost of one more forward`,
   );
   out(`stop ids: ${generation.stopIds.join(', ') || '(none)'}`);
 }

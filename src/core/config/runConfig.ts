@@ -208,14 +208,16 @@ export const runConfigSchema = z
             "Hugging Face models: recompute each layer's activations in the backward pass instead of keeping them (less memory, ~1.3x the time). Passes over tapeBudgetMB run in row blocks either way.",
           )
           .default(false),
+        // The description sits inside .nullable() so it stays on the integer branch of the JSON schema.
         tapeBudgetMB: int(0, 1_048_576)
           .describe(
-            "Hugging Face models: most memory (MB, by the lab's estimate) one gradient pass keeps for its backward; a pass over it runs in blocks of rows, each re-run in the backward (bounded memory, one more forward). Raise it on a large GPU; 0: never in blocks. 0..1048576.",
+            "Most memory (MB, by the lab's estimate for the backend) one gradient pass keeps for its backward; a pass over it runs in blocks of rows, each re-run in the backward (bounded memory, one more forward). null: the backend's default (512 on wasm, whose heap is 4 GB; 4096 on the native backend, CPU or GPU). Raise it on a large GPU; 0: never in blocks. 0..1048576.",
           )
-          .default(512),
+          .nullable()
+          .default(null),
       })
       .strict()
-      .default({ epochs: 2, miniBatches: 2, microBatchRows: 0, recompute: false, tapeBudgetMB: 512 }),
+      .default({ epochs: 2, miniBatches: 2, microBatchRows: 0, recompute: false, tapeBudgetMB: null }),
 
     kl: z
       .object({

@@ -81,7 +81,7 @@ export interface HfPoliciesOptions {
   reference: boolean;
   /** Per-layer activation recomputation in training. */
   recompute: boolean;
-  /** Tape bytes a gradient pass may keep before it runs in row blocks (`update.tapeBudgetMB`; 0: never). Default models/hf/memory.ts TAPE_BUDGET_BYTES. */
+  /** Tape bytes a gradient pass may keep before it runs in row blocks (`update.tapeBudgetMB`; 0: never). Default: the backend's (models/hf/memory.ts `TAPE_PROFILES`). */
   tapeBudgetBytes?: number;
   /** Qwen3's `enable_thinking` (null: the template's default). */
   enableThinking: boolean | null;

@@ -82,7 +82,7 @@ export const POLICY_MODELS = {
         seed: config.seed,
         reference: wantsReference(config, o),
         recompute: config.update.recompute,
-        tapeBudgetBytes: config.update.tapeBudgetMB * 2 ** 20,
+        tapeBudgetBytes: config.update.tapeBudgetMB === null ? undefined : config.update.tapeBudgetMB * 2 ** 20,
         enableThinking: config.workflow.enableThinking,
         resumeDir: o.resumeDir,
       });

@@ -176,6 +176,8 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
   it('an update moves every adapter factor of the trained roles, and nothing else', () => {
     const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' } }), { baseDir: '/' }) as HfPolicies;
     try {
+      // update.tapeBudgetMB null: the backend's default (memory.ts TAPE_PROFILES; test:native runs this file on tfjs-node).
+      expect(p.model.tapeBudgetBytes).toBe((tf.getBackend() === 'tensorflow' ? 4096 : 512) * 2 ** 20);
       const base = baseValues(p);
       const before = new Map(p.ids().map((id) => [id, read(p.trainable(id))]));
       const step = syntheticStep(p, ['solver', 'verifier'], 1);

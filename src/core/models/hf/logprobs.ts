@@ -17,7 +17,7 @@
  * chunk for the whole backward). Entropy, on request, is a second such op.
  *
  * Rows in blocks (`checkpointedLogp`): a gradient pass over more rows than fit the model's
- * `tapeBudgetBytes` of tape (memory.ts's estimate; `update.tapeBudgetMB`, default 512) is one custom-gradient op over the trainable variables it reads:
+ * `tapeBudgetBytes` of tape (memory.ts's estimate for the backend; `update.tapeBudgetMB`, by default the backend's) is one custom-gradient op over the trainable variables it reads:
  * its forward scores blocks of rows without a tape, its backward re-runs one block at a time under
  * a tape of its own and adds the gradients. Per-layer recomputation alone keeps every row's layer
  * inputs and re-runs a layer over all rows at once (~1.9 GB for a math-ablation pass of 48k chat
@@ -106,7 +106,7 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const vars = readVariables(model, options.adapter);
   // A gradient pass (trainable variables read) over the tape budget: in row blocks, with or
   // without per-layer recomputation (header). Entropy is only asked without a tape.
-  const plan = vars.length > 0 && !options.entropy ? blockPlan(model.config, L, B, options.passBytes ?? model.tapeBudgetBytes) : null;
+  const plan = vars.length > 0 && !options.entropy ? blockPlan(model.config, L, B, options.passBytes ?? model.tapeBudgetBytes, model.tapeProfile) : null;
   if (plan && plan.rows < B) {
     return tf.tidy(() => ({ logp: checkpointedLogp(model, batch, options, vars, plan), mask: tf.tensor2d(mask, [B, Tc]) }));
   }

@@ -41,6 +41,14 @@
  *   - a pass whose layer tape would exceed the tape budget (`tapeBudgetBytes`, the run's
  *     `update.tapeBudgetMB`) runs in row blocks (logprobs.ts), each within it: the budget then
  *     stands for the layers' part, an upper bound (blocks hold whole rows).
+ * - per backend (`TAPE_PROFILES`): the factor above is the WebAssembly backend's (and tfjs's
+ *   pure-JS one's). The native backend (tfjs-node, tfjs-node-gpu: the same kernels) keeps less:
+ *   its attention keeps the probabilities once, its linears and SwiGLU fewer intermediates, so
+ *   its layer factor is lower. Each profile also sets the default budget: 512 MB under wasm,
+ *   whose heap is 4 GB in all; 4096 MB on the native backend, whose memory is the machine's or
+ *   the GPU's, where a lower budget cut math-quick's passes into 3-4 blocks and cost a forward
+ *   each (docs/NATIVE_BACKEND.md). Re-measured per backend by `npm run bench -- memory`
+ *   (`tape_vs_estimate_*`; `SRPO_LAB_BACKEND=node` for native).
  *   bench/hf.bench.ts re-measures both (`memory_vs_estimate`, `memory_vs_estimate_recompute`).
  *
  * Tests: test/core/models/hf/memory.test.ts (parameter counts of Qwen3-0.6B, Qwen2.5-1.5B and
@@ -53,7 +61,7 @@ import type { HfArchitecture, HfModelConfig } from './types';
 export const HF_LINEAR_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type HfLinearModule = (typeof HF_LINEAR_MODULES)[number];
 
-/** Bytes the tape keeps per layer without recomputation / the minimal per-layer term (header). */
+/** Bytes the wasm backend's tape keeps per layer without recomputation / the minimal per-layer term (header). */
 export const LAB_TAPE_FACTOR = 6;
 /** One recomputed layer's live bytes in its backward / the minimal per-layer term (header). */
 export const RECOMPUTE_LAYER_FACTOR = 9.5;
@@ -61,8 +69,30 @@ export const RECOMPUTE_LAYER_FACTOR = 9.5;
 export const HEAD_BLOCKS = 8;
 /** The scorer's largest logits block, floats (logprobs.ts re-exports it; defined here to keep this file free of tfjs). */
 export const HEAD_CHUNK_FLOATS = 16 * 1024 * 1024;
-/** Default tape a gradient pass may keep before it runs in row blocks (logprobs.ts; `update.tapeBudgetMB`). */
-export const TAPE_BUDGET_BYTES = 512 * 1024 * 1024;
+/** How a backend's gradient tape is estimated and bounded by default (header). */
+export interface TapeProfile {
+  /** Bytes its tape keeps per layer without recomputation / the minimal per-layer term. */
+  layerFactor: number;
+  /** `update.tapeBudgetMB` when the run leaves it null. */
+  defaultBudgetMB: number;
+}
+export const TAPE_PROFILE_NAMES = ['wasm', 'native'] as const;
+export type TapeProfileName = (typeof TAPE_PROFILE_NAMES)[number];
+export const TAPE_PROFILES = {
+  wasm: { layerFactor: LAB_TAPE_FACTOR, defaultBudgetMB: 512 },
+  // Measured 0.46..0.78 of the wasm figure (full fine-tuning of the lab's shapes: `npm run bench -- memory`; LoRA: `-- hf`): 6 x 0.78.
+  native: { layerFactor: 4.7, defaultBudgetMB: 4096 },
+} satisfies Record<TapeProfileName, TapeProfile>;
+
+/** The profile of a tfjs backend by its name: 'tensorflow' (tfjs-node, tfjs-node-gpu) is native; any other sizes as wasm, the larger estimate. */
+export function tapeProfileOf(backendName: string): TapeProfileName {
+  return backendName === 'tensorflow' ? 'native' : 'wasm';
+}
+
+/** Default tape bytes a gradient pass may keep before it runs in row blocks under a profile (logprobs.ts; `update.tapeBudgetMB` null). */
+export function defaultTapeBudgetBytes(profile: TapeProfileName): number {
+  return TAPE_PROFILES[profile].defaultBudgetMB * 2 ** 20;
+}
 
 export interface HfMemoryOptions {
   /** LoRA rank; absent: full fine-tuning (every parameter trainable). */
@@ -71,6 +101,8 @@ export interface HfMemoryOptions {
   targetModules?: readonly string[];
   /** Sequence length the activation estimate assumes (its attention term is quadratic). Default 1024. */
   seqLen?: number;
+  /** Backend whose tape the lab figures follow (header). Default wasm, the larger. */
+  profile?: TapeProfileName;
 }
 
 export interface HfMemoryEstimate {
@@ -163,9 +195,9 @@ export function headChunkRows(c: HfModelConfig, tokens: number): number {
 }
 
 /** Layer floats per token a gradient pass keeps: every layer's tape, or with per-layer recomputation each layer's inputs plus one layer re-run (header). */
-function layerFloatsPerToken(c: HfModelConfig, T: number, recompute: boolean): number {
+function layerFloatsPerToken(c: HfModelConfig, T: number, recompute: boolean, profile: TapeProfileName): number {
   const layer = perTokenPerLayer(c, T);
-  if (!recompute) return c.numLayers * layer * LAB_TAPE_FACTOR;
+  if (!recompute) return c.numLayers * layer * TAPE_PROFILES[profile].layerFactor;
   return c.numLayers * (c.hiddenSize + 4 * c.headDim + T) + layer * RECOMPUTE_LAYER_FACTOR; // inputs, RoPE tables, key bias; one layer
 }
 
@@ -174,12 +206,18 @@ function layerFloatsPerToken(c: HfModelConfig, T: number, recompute: boolean): n
  * null when its layers' tape fits (or the budget is 0: never in blocks); else blocks of as many
  * rows as fit without per-layer recomputation, or, where not even one row fits, with it (at least one row).
  */
-export function blockPlan(c: HfModelConfig, seqLen: number, rows: number, budgetBytes: number): { rows: number; layerRecompute: boolean } | null {
+export function blockPlan(
+  c: HfModelConfig,
+  seqLen: number,
+  rows: number,
+  budgetBytes: number,
+  profile: TapeProfileName = 'wasm',
+): { rows: number; layerRecompute: boolean } | null {
   if (!(budgetBytes > 0)) return null;
-  const fit = Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, false) * seqLen));
+  const fit = Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, false, profile) * seqLen));
   if (fit >= rows) return null;
   if (fit >= 1) return { rows: fit, layerRecompute: false };
-  return { rows: Math.max(1, Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, true) * seqLen))), layerRecompute: true };
+  return { rows: Math.max(1, Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, true, profile) * seqLen))), layerRecompute: true };
 }
 
 /**
@@ -188,14 +226,18 @@ export function blockPlan(c: HfModelConfig, seqLen: number, rows: number, budget
  * scored tokens in sequences of `seqLen`, with or without per-layer recomputation (header); with
  * `tapeBudgetBytes`, a pass over it as logprobs.ts runs it: one block's tape (`blockPlan`).
  */
-export function trainingPeakBytes(c: HfModelConfig, opts: { tokens: number; seqLen: number; recompute: boolean; tapeBudgetBytes?: number }): number {
+export function trainingPeakBytes(
+  c: HfModelConfig,
+  opts: { tokens: number; seqLen: number; recompute: boolean; tapeBudgetBytes?: number; profile?: TapeProfileName },
+): number {
   const { tokens, seqLen: T } = opts;
+  const profile = opts.profile ?? 'wasm';
   const head = HEAD_BLOCKS * headChunkRows(c, tokens) * c.vocabSize; // floats, one chunk's backward
   const rows = tokens * c.hiddenSize; // final rows kept by the head ops
-  const plan = blockPlan(c, T, Math.ceil(tokens / T), opts.tapeBudgetBytes ?? 0);
+  const plan = blockPlan(c, T, Math.ceil(tokens / T), opts.tapeBudgetBytes ?? 0, profile);
   const taped = plan ? Math.min(tokens, plan.rows * T) : tokens; // tokens under one tape at a time
   const recompute = plan ? plan.layerRecompute : opts.recompute;
-  if (!recompute) return 4 * (taped * layerFloatsPerToken(c, T, false) + head + rows);
+  if (!recompute) return 4 * (taped * layerFloatsPerToken(c, T, false, profile) + head + rows);
   const kept = taped * c.numLayers * (c.hiddenSize + 4 * c.headDim + T); // each layer's input rows, RoPE tables, key bias
   return 4 * (kept + Math.max(head, taped * perTokenPerLayer(c, T) * RECOMPUTE_LAYER_FACTOR) + rows);
 }
@@ -217,8 +259,8 @@ export function estimateHfMemory(c: HfModelConfig, opts: HfMemoryOptions = {}): 
     optimizerBytes: trainable * 2 * 4,
     kvCacheBytesPer1kTokens: 2 * c.numLayers * kv * 4 * 1024,
     activationBytesPer1kTokens: 4 * (perToken * 1024 + headChunk),
-    labActivationBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: false }),
-    labRecomputeBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: true }),
+    labActivationBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: false, profile: opts.profile }),
+    labRecomputeBytesPer1kTokens: trainingPeakBytes(c, { tokens: 1024, seqLen, recompute: true, profile: opts.profile }),
     seqLen,
     lora: opts.loraR !== undefined ? { r: opts.loraR, targetModules } : null,
   };

@@ -77,7 +77,7 @@ import {
   transpose2d,
 } from './layers';
 import { withLoraDropout, type LoraDropout } from './loraDropout';
-import { TAPE_BUDGET_BYTES } from './memory';
+import { defaultTapeBudgetBytes, tapeProfileOf, type TapeProfileName } from './memory';
 import { DEFAULT_ADAPTER, HfAdapters, NO_ADAPTER, type Adapter, type HfAdapterChoice, type HfAdapterConfig, type Lora } from './adapters';
 import type { HfModelConfig, LoraPair, TensorSource } from './types';
 
@@ -98,7 +98,7 @@ export interface HfModelOptions {
   validVocab?: number;
   /** Per-layer activation recomputation in training (see the header). Default false; `model.recompute` may change it later. */
   recompute?: boolean;
-  /** Tape bytes a gradient pass may keep before it runs in row blocks (./logprobs.ts header); 0: never in blocks. Default memory.ts TAPE_BUDGET_BYTES. */
+  /** Tape bytes a gradient pass may keep before it runs in row blocks (./logprobs.ts header); 0: never in blocks. Default: the backend's (memory.ts `TAPE_PROFILES`). */
   tapeBudgetBytes?: number;
 }
 
@@ -163,6 +163,8 @@ export class HfModel {
   recompute: boolean;
   /** Tape bytes a gradient pass may keep before it runs in row blocks; 0: never (./logprobs.ts). */
   tapeBudgetBytes: number;
+  /** Whose tape the block plan sizes: the backend's when the model was built (memory.ts `tapeProfileOf`). */
+  readonly tapeProfile: TapeProfileName;
   /** Positions per KV-cache chunk (HfKvCache); tests lower it to exercise several chunks. */
   kvChunk = KV_CHUNK;
   /** Whether adapter factors are created trainable (`trainable` true or 'lora'). */
@@ -178,7 +180,8 @@ export class HfModel {
     this.params = params;
     this.validVocab = validVocab;
     this.recompute = options.recompute ?? false;
-    this.tapeBudgetBytes = options.tapeBudgetBytes ?? TAPE_BUDGET_BYTES;
+    this.tapeProfile = tapeProfileOf(tf.getBackend());
+    this.tapeBudgetBytes = options.tapeBudgetBytes ?? defaultTapeBudgetBytes(this.tapeProfile);
     this.adaptersTrainable = (options.trainable ?? false) !== false;
     this.adapters = new HfAdapters(config, params, this.adaptersTrainable, `hf${id}/`);
     this.invFreq = rope.invFreq;

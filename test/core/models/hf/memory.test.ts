@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { readHfConfig } from '../../../../src/core/models/hf/config';
 import * as tf from '@tensorflow/tfjs';
 import { scoreHf } from '../../../../src/core/models/hf/logprobs';
-import { blockPlan, estimateHfMemory, hfParameterCount, loraParameterCount, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
+import { blockPlan, defaultTapeBudgetBytes, estimateHfMemory, hfParameterCount, loraParameterCount, tapeProfileOf, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { memorySource, randomHfConfig, randomIds, randomWeights } from './randomModel';
 import { openTensorSource } from '../../../../src/core/models/hf/safetensorsFile';
@@ -125,6 +125,26 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
     expect(blockPlan(c, 16, 1, budget)).toBeNull(); // fits: one plain pass
     expect(blockPlan(c, 16, 64, 0)).toBeNull(); // 0: never in blocks
     expect(blockPlan(c, 1024, 1, budget)).toEqual({ rows: 1, layerRecompute: true });
+  });
+
+  it('per backend: the native profile counts its smaller tape (layer factor 4.7) and defaults to 4096 MB, wasm to 512 MB', () => {
+    const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
+    const head = 8 * 110 * 151_936;
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, profile: 'native' })).toBeCloseTo(4 * (1024 * 28 * 61_440 * 4.7 + head + 1024 * 1024), 0);
+    expect(estimateHfMemory(c, { profile: 'native' }).labActivationBytesPer1kTokens).toBeCloseTo(4 * (1024 * 28 * 61_440 * 4.7 + head + 1024 * 1024), 0);
+    // Recomputed layers are sized alike on both (one layer re-run, measured on wasm).
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true, profile: 'native' })).toBe(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true }));
+    expect(tapeProfileOf('tensorflow')).toBe('native');
+    expect(tapeProfileOf('wasm')).toBe('wasm');
+    expect(tapeProfileOf('cpu')).toBe('wasm');
+    expect(defaultTapeBudgetBytes('wasm')).toBe(512 * 2 ** 20);
+    expect(defaultTapeBudgetBytes('native')).toBe(4096 * 2 ** 20);
+    // 64 rows of 16 tokens: a row's tape 16 x 28 x 29,184 x 4.7 x 4 B = 245.8 MB natively: two rows fit 512 MB (one on wasm, above).
+    expect(blockPlan(c, 16, 64, 512 * 2 ** 20, 'native')).toEqual({ rows: 2, layerRecompute: false });
+    // math-quick's mini-batch shape (d64 x 2 layers, 2 heads, 65 rows of 224 tokens): blocks on wasm, one pass at the native default.
+    const math = randomHfConfig({ numLayers: 2, hiddenSize: 64, intermediateSize: 168, vocabSize: 108, numHeads: 2, numKvHeads: 2, headDim: 32 });
+    expect(blockPlan(math, 224, 65, defaultTapeBudgetBytes('wasm'), 'wasm')).toEqual({ rows: 20, layerRecompute: false });
+    expect(blockPlan(math, 224, 65, defaultTapeBudgetBytes('native'), 'native')).toBeNull();
   });
 
   it('follows a measured step within 35% on a small shape, both modes (tf.profile peak over the bytes live before)', async () => {
