@@ -38,6 +38,7 @@ import { readGenerationConfig, readHfConfig } from '../models/hf/config';
 import { LAB_ROLE_VARIABLE } from '../models/hf/labFolder';
 import { scoreHf, scoreHfData } from '../models/hf/logprobs';
 import { readLoraAdapter } from '../models/hf/loraFiles';
+import { scoreChunkRows } from '../models/hf/memory';
 import { checkpointLayout, HfModel, type HfAdapterConfig } from '../models/hf/model';
 import { openTensorSource } from '../models/hf/safetensorsFile';
 import { sampleHf } from '../models/hf/sampler';
@@ -67,8 +68,6 @@ import {
 /** Beside each saved policy: its id and version. */
 export const POLICY_FILE = 'policy.json';
 
-/** Rows scored at once without a tape. */
-const SCORE_CHUNK = 16;
 
 export interface HfPoliciesOptions {
   /** The base model folder (policies.init). */
@@ -289,7 +288,8 @@ export class HfPolicies implements Policies {
     const adapter = which === 'reference' ? (this.options.adapter ? null : undefined) : this.adapterOf(policyId);
     const logp: number[][] = [];
     const entropy: number[][] = [];
-    for (const part of chunks(rows, SCORE_CHUNK)) {
+    const longest = Math.max(...rows.map((r) => r.prompt.length + r.completion.length));
+    for (const part of chunks(rows, scoreChunkRows(this.config, longest))) {
       const s = scoreHfData(model, part, { adapter, padId: this.padId, entropy: true });
       part.forEach((r, j) => {
         logp.push(s.logp[j].slice(0, r.completion.length));

@@ -18,6 +18,7 @@ import { assertPresetModelFolder, presetConfig } from '../../../src/core/config'
 import { labShapeOf } from '../../../src/core/config/labShape';
 import { initBackend } from '../../../src/core/models/backend';
 import { readHfConfig } from '../../../src/core/models/hf/config';
+import { scoreChunkRows } from '../../../src/core/models/hf/memory';
 import { labModelDir } from '../../../src/core/models/hf/labCache';
 import { readLoraAdapter } from '../../../src/core/models/hf/loraFiles';
 import { mulberry32 } from '../../../src/core/models/random';
@@ -137,6 +138,23 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
       const [b] = [...p.trainable('solver')].filter(([n]) => n.endsWith('lora_B')).map(([, v]) => v);
       b.assign(tf.onesLike(b));
       expect(p.scoreData('solver', rows, 'current').logp[0]).not.toEqual(ref);
+    } finally {
+      p.dispose();
+    }
+  });
+
+  it('scores more rows than one chunk (memory.ts scoreChunkRows) as it scores them in parts: no row lost, shifted or cut', () => {
+    const p = openPolicies(hfRunConfig(dir), { baseDir: '/' }) as HfPolicies;
+    try {
+      const prompt = p.promptIds('shared', { role: 'solver', instruction: 'solver', prompt: 'What is 2 + 3?' }, 6);
+      const n = scoreChunkRows(p.config, prompt.length + 5) + 6; // one full chunk and 6 rows more
+      const rows = Array.from({ length: n }, (_, i) => ({ prompt: prompt.slice(i % 3), completion: [40 + (i % 7), 41, 42, 302, 40].slice(0, 2 + (i % 4)) }));
+      const all = p.scoreData('shared', rows, 'current');
+      const parts = [rows.slice(0, 5), rows.slice(5, n - 3), rows.slice(n - 3)].map((r) => p.scoreData('shared', r, 'current'));
+      const joined = { logp: parts.flatMap((s) => s.logp), entropy: parts.flatMap((s) => s.entropy) };
+      expect(all.logp.map((r) => r.length)).toEqual(rows.map((r) => r.completion.length));
+      all.logp.forEach((row, i) => row.forEach((v, t) => expect(v).toBeCloseTo(joined.logp[i][t], 5)));
+      all.entropy.forEach((row, i) => row.forEach((v, t) => expect(v).toBeCloseTo(joined.entropy[i][t], 5)));
     } finally {
       p.dispose();
     }

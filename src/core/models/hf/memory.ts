@@ -94,6 +94,24 @@ export function defaultTapeBudgetBytes(profile: TapeProfileName): number {
   return TAPE_PROFILES[profile].defaultBudgetMB * 2 ** 20;
 }
 
+/** Floats the widest layer intermediates of one scoring chunk without a tape may hold (~1 GB; `scoreChunkRows`). */
+export const SCORE_CHUNK_FLOATS = 256 * 2 ** 20;
+/** Most rows scored at once without a tape. */
+export const SCORE_CHUNK_MAX_ROWS = 64;
+
+/**
+ * Rows a pass without a tape (old log-probs, the KL reference: policies' `scoreData`) scores at
+ * once when its rows hold up to `seqLen` tokens: as many as keep 4 blocks of the layer's widest
+ * per-token width (hidden, q heads x head_dim, intermediate) within SCORE_CHUNK_FLOATS, 1 to
+ * SCORE_CHUNK_MAX_ROWS. The lab's tiny models take 64 rows (every call costs the same few hundred
+ * kernels however small, so 16-row chunks cost math-quick ~1.75x the time of 64); Qwen3-0.6B's
+ * 1k-token rows take 21.
+ */
+export function scoreChunkRows(c: HfModelConfig, seqLen: number): number {
+  const width = Math.max(c.hiddenSize, c.numHeads * c.headDim, c.intermediateSize);
+  return Math.max(1, Math.min(SCORE_CHUNK_MAX_ROWS, Math.floor(SCORE_CHUNK_FLOATS / (4 * width * Math.max(1, seqLen)))));
+}
+
 export interface HfMemoryOptions {
   /** LoRA rank; absent: full fine-tuning (every parameter trainable). */
   loraR?: number;

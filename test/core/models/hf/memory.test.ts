@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { readHfConfig } from '../../../../src/core/models/hf/config';
 import * as tf from '@tensorflow/tfjs';
 import { scoreHf } from '../../../../src/core/models/hf/logprobs';
-import { blockPlan, defaultTapeBudgetBytes, estimateHfMemory, hfParameterCount, loraParameterCount, tapeProfileOf, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
+import { blockPlan, defaultTapeBudgetBytes, estimateHfMemory, hfParameterCount, loraParameterCount, scoreChunkRows, tapeProfileOf, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { memorySource, randomHfConfig, randomIds, randomWeights } from './randomModel';
 import { openTensorSource } from '../../../../src/core/models/hf/safetensorsFile';
@@ -125,6 +125,17 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
     expect(blockPlan(c, 16, 1, budget)).toBeNull(); // fits: one plain pass
     expect(blockPlan(c, 16, 64, 0)).toBeNull(); // 0: never in blocks
     expect(blockPlan(c, 1024, 1, budget)).toEqual({ rows: 1, layerRecompute: true });
+  });
+
+  it('scoring without a tape: chunks of rows whose widest intermediates stay within ~1 GB, 1 to 64 rows', () => {
+    const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
+    // Widest per-token width: intermediate 3072 (hidden 1024, q 16 x 128 = 2048); 4 blocks: 256Mi floats / (4 x 3072 x 1024) = 21.3 rows.
+    expect(scoreChunkRows(c, 1024)).toBe(21);
+    expect(scoreChunkRows(c, 64)).toBe(64); // capped
+    expect(scoreChunkRows({ ...c, intermediateSize: 1 << 26 }, 1024)).toBe(1); // at least one row
+    // math-quick's model (d64, intermediate 168) at ~210 tokens a row: 64 rows, not 16.
+    const math = randomHfConfig({ numLayers: 2, hiddenSize: 64, intermediateSize: 168, vocabSize: 108, numHeads: 2, numKvHeads: 2, headDim: 32 });
+    expect(scoreChunkRows(math, 210)).toBe(64);
   });
 
   it('per backend: the native profile counts its smaller tape (layer factor 4.7) and defaults to 4096 MB, wasm to 512 MB', () => {
