@@ -77,7 +77,9 @@ async function tapeVsEstimate(name: string, backend: string): Promise<number> {
     const before = tf.memory().numBytes;
     const peak = (await tf.profile(pass)).peakBytes - before;
     const est = trainingPeakBytes(m.config, { tokens: rows * T, seqLen: T, recompute: false, profile: tapeProfileOf(backend) });
-    console.log(`${name} pass (${rows} x ${T} tokens): peak ${(peak / 1e6).toFixed(0)} MB, estimate ${(est / 1e6).toFixed(0)} MB (${tapeProfileOf(backend)} profile)`);
+    console.log(
+      `${name} pass (${rows} x ${T} tokens): peak ${(peak / 1e6).toFixed(0)} MB, estimate ${(est / 1e6).toFixed(0)} MB (${tapeProfileOf(backend)} profile)`,
+    );
     return peak / est;
   } finally {
     loaded.dispose();

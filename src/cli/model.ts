@@ -74,7 +74,10 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
   const est = estimateHfMemory(config, { loraR, seqLen });
   const native = estimateHfMemory(config, { loraR, seqLen, profile: 'native' });
   if (args.flags.has('json')) {
-    const nativeBackend = { labActivationBytesPer1kTokens: native.labActivationBytesPer1kTokens, labRecomputeBytesPer1kTokens: native.labRecomputeBytesPer1kTokens };
+    const nativeBackend = {
+      labActivationBytesPer1kTokens: native.labActivationBytesPer1kTokens,
+      labRecomputeBytesPer1kTokens: native.labRecomputeBytesPer1kTokens,
+    };
     out(JSON.stringify({ model: dir, architecture: config.architecture, config, stopIds: generation.stopIds, ...est, nativeBackend }));
     return;
   }

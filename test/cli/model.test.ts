@@ -158,7 +158,9 @@ describe('srpo-lab model info', () => {
     expect(text).toContain('KV cache per 1k tokens: 234.9 MB');
     // The minimum by hand: 4 B x (1024 tokens x (28 layers x 61,440 floats + 1024 final-row floats) + 2 x 110 chunk rows x 151,936).
     // Natively the layers' factor is 4.7 instead of 6: 4 B x (1024 x 28 x 61,440 x 4.7 + 8 x 110 x 151,936 + 1024 x 1024) = 33.66 GB.
-    expect(text).toMatch(/activations per 1k tokens \(training, sequences of 1024\): 42\.82 GB as the lab's tfjs step keeps them on wasm, 33\.66 GB on the native backend \(CPU or GPU\); 7\.18 GB minimum/);
+    expect(text).toMatch(
+      /activations per 1k tokens \(training, sequences of 1024\): 42\.82 GB as the lab's tfjs step keeps them on wasm, 33\.66 GB on the native backend \(CPU or GPU\); 7\.18 GB minimum/,
+    );
     expect(text).toContain('default 512 MB on wasm, 4096 MB on the native backend');
   });
 
@@ -173,7 +175,9 @@ describe('srpo-lab model info', () => {
     // 6*32 + 3*64 + 4*32 + 4*64 + 2*4*1024 = 8,960 floats; one head chunk = floor(16Mi / 1e7) = 1 row.
     // lab: 4 x (1024 x 2 x 8,960 x 6 + 8 x 1 x 1e7 + 1024 x 32) = 760,532,992 B;
     // minimum: 4 x (1024 x (2 x 8,960 + 32) + 2 x 1 x 1e7) = 153,531,392 B.
-    expect(r.out.join('\n')).toMatch(/: 760\.5 MB as the lab's tfjs step keeps them on wasm, 665\.1 MB on the native backend \(CPU or GPU\); 153\.5 MB minimum saved for the backward/);
+    expect(r.out.join('\n')).toMatch(
+      /: 760\.5 MB as the lab's tfjs step keeps them on wasm, 665\.1 MB on the native backend \(CPU or GPU\); 153\.5 MB minimum saved for the backward/,
+    );
   });
 
   it('--json carries the numbers', async () => {

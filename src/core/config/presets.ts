@@ -137,9 +137,9 @@ export const PRESETS = {
       policies: { sharing: 'shared', model: 'tiny', modelOverrides: QUICK_MODEL, init: `${WARMSTART_DIR}/math-tiny` },
       rollout: { tasksPerStep: 8, groupSize: 4, maxNewTokens: 32 },
       // A mini-batch's pass (~65 rows of ~220 tokens) is estimated at ~1.7 GB of tape on wasm: under
-      // wasm's default 512 MB it ran in 4 row blocks, one more forward each, and the run took 1.15x
-      // the former lab model's (which had no budget and peaked at ~1.8 GB); in one block, 1.03x.
-      // The native default (4096) runs it in one block anyway (docs/NATIVE_BACKEND.md).
+      // wasm's default 512 MB it ran in 4 row blocks, one more forward each (slower than the former
+      // lab model, which had no budget). In one block on either backend, as search-quick
+      // (docs/NATIVE_BACKEND.md, whole runs).
       update: { epochs: 2, miniBatches: 2, tapeBudgetMB: 2560 },
       optimizer: { lr: 3e-4 },
       eval: { every: 10, n: 4, queries: 40 },

@@ -68,7 +68,6 @@ import {
 /** Beside each saved policy: its id and version. */
 export const POLICY_FILE = 'policy.json';
 
-
 export interface HfPoliciesOptions {
   /** The base model folder (policies.init). */
   dir: string;

@@ -41,15 +41,14 @@
  *   - a pass whose layer tape would exceed the tape budget (`tapeBudgetBytes`, the run's
  *     `update.tapeBudgetMB`) runs in row blocks (logprobs.ts), each within it: the budget then
  *     stands for the layers' part, an upper bound (blocks hold whole rows).
- * - per backend (`TAPE_PROFILES`): the factor above is the WebAssembly backend's (and tfjs's
- *   pure-JS one's). The native backend (tfjs-node, tfjs-node-gpu: the same kernels) keeps less:
- *   its attention keeps the probabilities once, its linears and SwiGLU fewer intermediates, so
- *   its layer factor is lower. Each profile also sets the default budget: 512 MB under wasm,
- *   whose heap is 4 GB in all; 4096 MB on the native backend, whose memory is the machine's or
- *   the GPU's, where a lower budget cut math-quick's passes into 3-4 blocks and cost a forward
- *   each (docs/NATIVE_BACKEND.md). Re-measured per backend by `npm run bench -- memory`
- *   (`tape_vs_estimate_*`; `SRPO_LAB_BACKEND=node` for native).
  *   bench/hf.bench.ts re-measures both (`memory_vs_estimate`, `memory_vs_estimate_recompute`).
+ * - per backend (`TAPE_PROFILES`, decision 071): the factor above is the WebAssembly backend's
+ *   (and tfjs's pure-JS one's). The native backend (tfjs-node, tfjs-node-gpu: the same kernels)
+ *   keeps less: its attention keeps the probabilities once, its linears and SwiGLU fewer
+ *   intermediates. Each profile also sets the default budget: 512 MB under wasm, whose heap is
+ *   4 GB in all; 4096 MB on the native backend, whose memory is the machine's or the GPU's.
+ *   Re-measured per backend by `npm run bench -- memory` (`tape_vs_estimate_*`;
+ *   `SRPO_LAB_BACKEND=node` for native).
  *
  * Tests: test/core/models/hf/memory.test.ts (parameter counts of Qwen3-0.6B, Qwen2.5-1.5B and
  * Llama-3.2-1B and peft's LoRA counts, as transformers and peft computed them:
@@ -103,9 +102,9 @@ export const SCORE_CHUNK_MAX_ROWS = 64;
  * Rows a pass without a tape (old log-probs, the KL reference: policies' `scoreData`) scores at
  * once when its rows hold up to `seqLen` tokens: as many as keep 4 blocks of the layer's widest
  * per-token width (hidden, q heads x head_dim, intermediate) within SCORE_CHUNK_FLOATS, 1 to
- * SCORE_CHUNK_MAX_ROWS. The lab's tiny models take 64 rows (every call costs the same few hundred
- * kernels however small, so 16-row chunks cost math-quick ~1.75x the time of 64); Qwen3-0.6B's
- * 1k-token rows take 21.
+ * SCORE_CHUNK_MAX_ROWS: every call costs its few hundred kernels however few rows it has, so the
+ * lab's tiny models score 64 rows a call, while Qwen3-0.6B's 1k-token rows take 21
+ * (docs/NATIVE_BACKEND.md, whole runs).
  */
 export function scoreChunkRows(c: HfModelConfig, seqLen: number): number {
   const width = Math.max(c.hiddenSize, c.numHeads * c.headDim, c.intermediateSize);

@@ -14,7 +14,16 @@ import { describe, expect, it } from 'vitest';
 import { readHfConfig } from '../../../../src/core/models/hf/config';
 import * as tf from '@tensorflow/tfjs';
 import { scoreHf } from '../../../../src/core/models/hf/logprobs';
-import { blockPlan, defaultTapeBudgetBytes, estimateHfMemory, hfParameterCount, loraParameterCount, scoreChunkRows, tapeProfileOf, trainingPeakBytes } from '../../../../src/core/models/hf/memory';
+import {
+  blockPlan,
+  defaultTapeBudgetBytes,
+  estimateHfMemory,
+  hfParameterCount,
+  loraParameterCount,
+  scoreChunkRows,
+  tapeProfileOf,
+  trainingPeakBytes,
+} from '../../../../src/core/models/hf/memory';
 import { HfModel } from '../../../../src/core/models/hf/model';
 import { memorySource, randomHfConfig, randomIds, randomWeights } from './randomModel';
 import { openTensorSource } from '../../../../src/core/models/hf/safetensorsFile';
@@ -141,10 +150,15 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
   it('per backend: the native profile counts its smaller tape (layer factor 4.7) and defaults to 4096 MB, wasm to 512 MB', () => {
     const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
     const head = 8 * 110 * 151_936;
-    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, profile: 'native' })).toBeCloseTo(4 * (1024 * 28 * 61_440 * 4.7 + head + 1024 * 1024), 0);
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: false, profile: 'native' })).toBeCloseTo(
+      4 * (1024 * 28 * 61_440 * 4.7 + head + 1024 * 1024),
+      0,
+    );
     expect(estimateHfMemory(c, { profile: 'native' }).labActivationBytesPer1kTokens).toBeCloseTo(4 * (1024 * 28 * 61_440 * 4.7 + head + 1024 * 1024), 0);
     // Recomputed layers are sized alike on both (one layer re-run, measured on wasm).
-    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true, profile: 'native' })).toBe(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true }));
+    expect(trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true, profile: 'native' })).toBe(
+      trainingPeakBytes(c, { tokens: 1024, seqLen: 1024, recompute: true }),
+    );
     expect(tapeProfileOf('tensorflow')).toBe('native');
     expect(tapeProfileOf('wasm')).toBe('wasm');
     expect(tapeProfileOf('cpu')).toBe('wasm');
