@@ -192,7 +192,10 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
   });
 
   it('an update moves every adapter factor of the trained roles, and nothing else', () => {
-    const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' } }), { baseDir: '/' }) as HfPolicies;
+    // update.tapeBudgetMB null (math-quick, the fixture's preset, sets 2560).
+    const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' }, update: { epochs: 1, miniBatches: 1, tapeBudgetMB: null } }), {
+      baseDir: '/',
+    }) as HfPolicies;
     try {
       // update.tapeBudgetMB null: the backend's default (memory.ts TAPE_PROFILES; test:native runs this file on tfjs-node).
       expect(p.model.tapeBudgetBytes).toBe((tf.getBackend() === 'tensorflow' ? 4096 : 512) * 2 ** 20);
