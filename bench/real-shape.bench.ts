@@ -274,6 +274,7 @@ async function loraStep(dir: string, config: HfModelConfig, rows: number, prompt
       seqLen: promptLen + completion,
       recompute: false,
       tapeBudgetBytes: model.tapeBudgetBytes,
+      profile: model.tapeProfile,
     });
   const peak = prof.peakBytes - before + est.weightBytes; // the weights were live before `before` was read
   opt.dispose();
