@@ -2,7 +2,8 @@
 // this checkout's node_modules: better-sqlite3 is rebuilt for that Node's ABI first, and every
 // process the tests start (vitest's workers, engine forks, CLI children, worker threads) runs on
 // it because its bin folder leads PATH and the suite itself is started by it (children use
-// process.execPath). The native tfjs binding (N-API) needs no rebuild.
+// process.execPath). The native tfjs binding (N-API) needs no rebuild. Meanwhile nothing else can
+// use this node_modules on the current Node (better-sqlite3 is built for the other one).
 //
 //   npm run test:lts                       the pinned LTS, then better-sqlite3 rebuilt back for this Node
 //   node scripts/test-on-lts.mjs --no-restore [--version 22.x] [vitest args...]
