@@ -79,7 +79,7 @@ export interface HfPoliciesOptions {
   reference: boolean;
   /** Per-layer activation recomputation in training. */
   recompute: boolean;
-  /** Tape bytes a gradient pass may keep before it runs in row blocks (`update.tapeBudgetMB`; 0: never). Default: the backend's (models/hf/memory.ts `TAPE_PROFILES`). */
+  /** Tape bytes a gradient pass may keep before it runs in row blocks (`update.tapeBudgetMB`; 0: never); default the backend's. */
   tapeBudgetBytes?: number;
   /** Qwen3's `enable_thinking` (null: the template's default). */
   enableThinking: boolean | null;
@@ -287,7 +287,7 @@ export class HfPolicies implements Policies {
     const adapter = which === 'reference' ? (this.options.adapter ? null : undefined) : this.adapterOf(policyId);
     const logp: number[][] = [];
     const entropy: number[][] = [];
-    const longest = Math.max(...rows.map((r) => r.prompt.length + r.completion.length));
+    const longest = rows.reduce((m, r) => Math.max(m, r.prompt.length + r.completion.length), 1);
     for (const part of chunks(rows, scoreChunkRows(this.config, longest))) {
       const s = scoreHfData(model, part, { adapter, padId: this.padId, entropy: true });
       part.forEach((r, j) => {

@@ -17,7 +17,8 @@
  * chunk for the whole backward). Entropy, on request, is a second such op.
  *
  * Rows in blocks (`checkpointedLogp`): a gradient pass over more rows than fit the model's
- * `tapeBudgetBytes` of tape (memory.ts's estimate for the backend; `update.tapeBudgetMB`, by default the backend's) is one custom-gradient op over the trainable variables it reads:
+ * `tapeBudgetBytes` of tape (memory.ts's estimate for the backend; `update.tapeBudgetMB`, by default
+ * the backend's) is one custom-gradient op over the trainable variables it reads:
  * its forward scores blocks of rows without a tape, its backward re-runs one block at a time under
  * a tape of its own and adds the gradients. Per-layer recomputation alone keeps every row's layer
  * inputs and re-runs a layer over all rows at once (~1.9 GB for a math-ablation pass of 48k chat

@@ -68,6 +68,7 @@ export const RECOMPUTE_LAYER_FACTOR = 9.5;
 export const HEAD_BLOCKS = 8;
 /** The scorer's largest logits block, floats (logprobs.ts re-exports it; defined here to keep this file free of tfjs). */
 export const HEAD_CHUNK_FLOATS = 16 * 1024 * 1024;
+
 /** How a backend's gradient tape is estimated and bounded by default (header). */
 export interface TapeProfile {
   /** Bytes its tape keeps per layer without recomputation / the minimal per-layer term. */
@@ -75,13 +76,12 @@ export interface TapeProfile {
   /** `update.tapeBudgetMB` when the run leaves it null. */
   defaultBudgetMB: number;
 }
-export const TAPE_PROFILE_NAMES = ['wasm', 'native'] as const;
-export type TapeProfileName = (typeof TAPE_PROFILE_NAMES)[number];
 export const TAPE_PROFILES = {
   wasm: { layerFactor: LAB_TAPE_FACTOR, defaultBudgetMB: 512 },
-  // Measured 0.46..0.78 of the wasm figure (full fine-tuning of the lab's shapes: `npm run bench -- memory`; LoRA: `-- hf`): 6 x 0.78.
+  // 6 x the largest native/wasm ratio `npm run bench -- memory` and `-- hf` measured (decision 071): an upper bound.
   native: { layerFactor: 4.7, defaultBudgetMB: 4096 },
-} satisfies Record<TapeProfileName, TapeProfile>;
+} satisfies Record<string, TapeProfile>;
+export type TapeProfileName = keyof typeof TAPE_PROFILES;
 
 /** The profile of a tfjs backend by its name: 'tensorflow' (tfjs-node, tfjs-node-gpu) is native; any other sizes as wasm, the larger estimate. */
 export function tapeProfileOf(backendName: string): TapeProfileName {

@@ -98,7 +98,10 @@ export interface HfModelOptions {
   validVocab?: number;
   /** Per-layer activation recomputation in training (see the header). Default false; `model.recompute` may change it later. */
   recompute?: boolean;
-  /** Tape bytes a gradient pass may keep before it runs in row blocks (./logprobs.ts header); 0: never in blocks. Default: the backend's (memory.ts `TAPE_PROFILES`). */
+  /**
+   * Tape bytes a gradient pass may keep before it runs in row blocks (./logprobs.ts header); 0: never
+   * in blocks. Default: the backend's (memory.ts `TAPE_PROFILES`).
+   */
   tapeBudgetBytes?: number;
 }
 
