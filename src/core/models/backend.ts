@@ -16,6 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
+import { installWasmKernels } from './wasmKernels';
 
 export const BACKEND_NAMES = ['node-gpu', 'node', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
@@ -103,6 +104,7 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     const c = candidates[name];
     const reason = (await c.load()) ?? (await trySetBackend(c.tfjsBackend));
     if (reason === null) {
+      if (c.tfjsBackend === 'wasm') installWasmKernels();
       current = { name, tfjsBackend: c.tfjsBackend, skipped };
       return current;
     }

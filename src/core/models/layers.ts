@@ -28,7 +28,7 @@ type Grad = tf.GradSaveFunc;
  * y = x @ w. Backward: dx = dy @ w^T, dw = x^T @ dy, both plain 2-D products.
  *
  * Memory rules of tfjs that every op here follows: what a backward pass needs must go through
- * `save` (the engine keeps a clone; on wasm a real copy, cheap next to the products), because a
+ * `save` (the engine keeps a clone; on wasm it shares the buffer: ./wasmKernels.ts), because a
  * tf.tidy around the forward pass (model.forward has one) disposes every other intermediate,
  * inputs included. And every backward runs inside its own tf.tidy: tfjs calls a custom gradient
  * eagerly outside any scope, so its intermediates would otherwise live until the whole backward

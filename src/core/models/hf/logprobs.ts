@@ -1,8 +1,11 @@
 /**
  * Teacher-forced log-probs of prompt + completion pairs under a Hugging Face model (model.ts),
  * through the same forward code the trainer differentiates: rows are prompt_r ++ completion_r,
- * right-padded (causal attention never looks right, so right padding needs no mask and every
- * row's positions start at 0, as in the sampler's left-padded prefill). Differentiable with
+ * prompts left-padded to the longest and completions right-padded, as the sampler's prefill lays
+ * out its prompts (pad keys masked, positions from 0 at each row's first real token; causal
+ * attention never looks right, so right padding needs no mask). Every row's completion window
+ * then starts at the same column and one slice picks them all: a slice per row cost, in the
+ * backward, a pad of the whole batch and an add per row (decision 072). Differentiable with
  * respect to the model's trainable variables (call inside the trainer's gradient closure).
  *
  * The head and the log-softmax run only on the completion positions and in chunks of rows, so
@@ -40,7 +43,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { LoraDropout } from './loraDropout';
 import { withOwnTape } from './layers';
 import { HEAD_CHUNK_FLOATS, blockPlan } from './memory';
-import { DEFAULT_ADAPTER, type HfModel } from './model';
+import { DEFAULT_ADAPTER, leftPadLayout, type HfModel } from './model';
 
 /** Largest logits block computed at once (rows x vocabulary), float32 values: 64 MB (memory.ts sizes the head's backward from it). */
 export { HEAD_CHUNK_FLOATS };
@@ -91,18 +94,20 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   const L = Math.max(...pairs.map((p) => p.prompt.length)) + Tc - 1;
   if (L > model.config.maxPositions)
     throw new Error(`scoreHf: prompt + completion needs ${L} positions, max_position_embeddings is ${model.config.maxPositions}`);
+  const P = L - Tc + 1; // the longest prompt: every row's window starts at column P - 1
   const ids = new Int32Array(B * L).fill(padId);
   const targets = new Int32Array(B * Tc).fill(padId);
   const mask = new Float32Array(B * Tc);
+  const padCounts = pairs.map((p) => P - p.prompt.length);
   pairs.forEach((p, r) => {
     const seq = [...p.prompt, ...p.completion];
-    for (let c = 0; c < Math.min(L, seq.length); c++) ids[r * L + c] = seq[c];
+    for (let c = padCounts[r]; c < L; c++) ids[r * L + c] = seq[c - padCounts[r]];
     p.completion.forEach((tok, j) => {
       targets[r * Tc + j] = tok;
       mask[r * Tc + j] = 1;
     });
   });
-  const batch: ScoreBatch = { ids, targets, mask, promptLengths: pairs.map((p) => p.prompt.length), B, L, Tc };
+  const batch: ScoreBatch = { ids, targets, mask, padCounts, B, L, Tc };
   const chunkRows = options.chunkRows;
   const vars = readVariables(model, options.adapter);
   // A gradient pass (trainable variables read) over the tape budget: in row blocks, with or
@@ -126,12 +131,12 @@ export function scoreHf(model: HfModel, pairs: readonly HfScoredPair[], options:
   });
 }
 
-/** A batch laid out for the model: ids [B, L] right-padded, targets and mask [B, Tc]. */
+/** A batch laid out for the model: ids [B, L] (prompts left-padded, completions right-padded), targets and mask [B, Tc]. */
 interface ScoreBatch {
   ids: Int32Array; // [B*L]
   targets: Int32Array; // [B*Tc]
   mask: Float32Array; // [B*Tc]
-  promptLengths: number[]; // [B]
+  padCounts: number[]; // [B]: pads before row r's prompt
   B: number;
   L: number;
   Tc: number;
@@ -158,12 +163,9 @@ function scoreBlock(
   const chunk = Math.max(1, Math.min(M, chunkRows ?? Math.floor(HEAD_CHUNK_FLOATS / V)));
   const ids = tf.tensor2d(batch.ids.subarray(b0 * L, (b0 + n) * L), [n, L], 'int32');
   const drop = dropout && n !== batch.B ? { ...dropout, rowKeys: dropout.rowKeys.slice(b0, b0 + n) } : dropout; // a row's masks depend on its key only
-  const h = tf.reshape(model.hidden(ids, undefined, adapter, drop), [n, L, d]); // [n, L, d]
-  const win = tf.concat(
-    Array.from({ length: n }, (_, r) => tf.slice(h, [r, batch.promptLengths[b0 + r] - 1, 0], [1, Tc, d])),
-    0,
-  ); // [n, Tc, d]
-  const rows = tf.reshape(win, [M, d]) as tf.Tensor2D; // [n*Tc, d]
+  const h = tf.reshape(model.hidden(ids, leftPadLayout(batch.padCounts.slice(b0, b0 + n), L), adapter, drop), [n, L, d]); // [n, L, d]
+  // Every row's window is columns L - Tc .. L - 1: the longest prompt's last token onwards (they predict the Tc targets).
+  const rows = tf.reshape(tf.slice(h, [0, L - Tc, 0], [n, Tc, d]), [M, d]) as tf.Tensor2D; // [n*Tc, d]
   const targets = batch.targets.subarray(b0 * Tc, (b0 + n) * Tc);
   const lps: tf.Tensor1D[] = [];
   const ents: tf.Tensor1D[] = []; // with `entropy`

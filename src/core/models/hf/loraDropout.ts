@@ -12,10 +12,11 @@
  * `score`.
  *
  * Seeded, not torch's generator (the law is the same, the draws are not): row b of a [B, T]
- * batch draws from one mulberry32 stream per (seed, rowKeys[b], target weight name), its first
- * T * in uniforms in column order, u < p dropping the entry. A row's mask on its own tokens
- * therefore does not depend on the rows it is batched with nor on how far the batch is padded
- * (right padding, positions from 0): splitting a mini-batch into micro-batches draws the same
+ * batch draws from one mulberry32 stream per (seed, rowKeys[b], target weight name), in the order
+ * of the row's token positions from its first real token (a left-padded row's pad columns take
+ * no draws and are dropped: nothing reads them), u < p dropping the entry. A row's mask on its own
+ * tokens therefore does not depend on the rows it is batched with nor on how far the batch is
+ * padded on either side: splitting a mini-batch into micro-batches draws the same
  * masks, and recomputing a layer in the backward (model.ts `recompute`) redraws the mask it used
  * forward. The update seeds it from (run seed, step, epoch) and keys rows by member
  * (train/update.ts), so an exact resume stays exact.
@@ -53,9 +54,10 @@ export function checkDropoutRate(p: number, where: string): void {
 
 /**
  * The mask of `target` for a batch of rowKeys.length rows x T columns x `features` inputs, row-major
- * [B*T, features]: 0 (dropped) or 1 / (1 - p) (kept), as float32. Deterministic in its arguments.
+ * [B*T, features]: 0 (dropped) or 1 / (1 - p) (kept), as float32. `padCounts[b]`: left-padding
+ * columns of row b (default none), which are 0 and take no draws. Deterministic in its arguments.
  */
-export function loraDropoutMask(d: LoraDropout, target: string, T: number, features: number): Float32Array {
+export function loraDropoutMask(d: LoraDropout, target: string, T: number, features: number, padCounts?: readonly number[]): Float32Array {
   checkDropoutRate(d.p, `LoRA dropout of "${target}"`);
   const keep = Math.fround(1 / (1 - d.p));
   const perRow = T * features;
@@ -63,21 +65,23 @@ export function loraDropoutMask(d: LoraDropout, target: string, T: number, featu
   const t = fnv1a32(target);
   d.rowKeys.forEach((key, b) => {
     const rand = mulberry32(mixSeed(d.seed, key, t));
-    for (let i = b * perRow, end = i + perRow; i < end; i++) out[i] = rand() < d.p ? 0 : keep;
+    for (let i = b * perRow + (padCounts?.[b] ?? 0) * features, end = (b + 1) * perRow; i < end; i++) out[i] = rand() < d.p ? 0 : keep;
   });
   return out;
 }
 
 /**
  * The adapter with each factor pair's input dropout attached for one forward of B = rowKeys.length
- * rows x T columns; the adapter itself (no copy) when there is none to apply (no adapter, no
- * dropout, p = 0: the path is then the plain one, bit for bit).
+ * rows x T columns (`padCounts`: left padding per row, as `loraDropoutMask`); the adapter itself
+ * (no copy) when there is none to apply (no adapter, no dropout, p = 0: the path is then the plain
+ * one, bit for bit).
  */
 export function withLoraDropout<L extends { drop?: LoraInputDropout }>(
   adapter: ReadonlyMap<string, L> | null,
   d: LoraDropout | undefined,
   B: number,
   T: number,
+  padCounts?: readonly number[],
 ): ReadonlyMap<string, L> | null {
   if (!adapter || !d || d.p === 0) return adapter;
   checkDropoutRate(d.p, 'LoRA dropout');
@@ -87,7 +91,7 @@ export function withLoraDropout<L extends { drop?: LoraInputDropout }>(
     const drop: LoraInputDropout = (x) => {
       const [N, features] = x.shape;
       if (N !== B * T) throw new Error(`LoRA dropout of "${target}": ${N} rows, expected ${B} x ${T}`);
-      return tf.mul(x, tf.tensor2d(loraDropoutMask(d, target, T, features), [N, features])) as tf.Tensor2D; // [B*T, in]
+      return tf.mul(x, tf.tensor2d(loraDropoutMask(d, target, T, features, padCounts), [N, features])) as tf.Tensor2D; // [B*T, in]
     };
     out.set(target, { ...factors, drop });
   }

@@ -125,6 +125,15 @@ export function leftPadLayout(padCounts: readonly number[], T: number): HfBatchL
   return { positions, keyMask };
 }
 
+/** Pads before each row's first real token (a left-padded layout's pad counts). */
+function leadingPads(keyMask: ArrayLike<number>, B: number, T: number): number[] {
+  return Array.from({ length: B }, (_, r) => {
+    let c = 0;
+    while (c < T && !keyMask[r * T + c]) c++;
+    return c;
+  });
+}
+
 /** How a checkpoint tensor is stored in the backend. */
 const STORAGE = {
   /** As on disk (norm weights, biases, an untied embedding [V, d]). */
@@ -322,9 +331,10 @@ export class HfModel {
    */
   hidden(ids: tf.Tensor2D, layout?: HfBatchLayout, adapter?: HfAdapterChoice, dropout?: LoraDropout): tf.Tensor2D {
     const [B, T] = ids.shape;
-    const lora = withLoraDropout(this.adapterOf(adapter), dropout, B, T); // the adapter as it is without dropout (or p = 0)
     const L = layout ?? leftPadLayout(Array<number>(B).fill(0), T);
     if (L.positions.length !== B * T || L.keyMask.length !== B * T) throw new Error(`HfModel: layout has ${L.positions.length} positions for ${B} x ${T} ids`);
+    // The adapter as it is without dropout (or p = 0); a left-padded row's masks start at its first real token.
+    const lora = withLoraDropout(this.adapterOf(adapter), dropout, B, T, layout && leadingPads(L.keyMask, B, T));
     this.checkPositions(L.positions);
     return tf.tidy(() => {
       const { x } = this.trunk(tf.reshape(ids, [B * T]) as tf.Tensor1D, B, T, L, true, null, lora);

@@ -79,11 +79,16 @@ describe('the masks', () => {
     expect(differs(loraDropoutMask(d, 'model.layers.1.self_attn.k_proj.weight', 6, 16))).toBeGreaterThan(0.3); // q and k draw their own
   });
 
-  it("a row's mask depends on its key, not on its batch companions nor on the padded length", () => {
+  it("a row's mask depends on its key, not on its batch companions nor on the padding on either side", () => {
     const q = 'model.layers.0.mlp.down_proj.weight';
     const alone = loraDropoutMask({ p: 0.4, seed: 3, rowKeys: [8] }, q, 4, 24); // [4, 24]
     const batched = loraDropoutMask({ p: 0.4, seed: 3, rowKeys: [2, 8, 5] }, q, 9, 24); // [3*9, 24]
     expect([...batched.subarray(9 * 24, 9 * 24 + 4 * 24)]).toEqual([...alone]);
+    // Left padding (the scorer pads prompts to the longest): the row's tokens keep their masks, its pad columns are dropped.
+    const leftPadded = loraDropoutMask({ p: 0.4, seed: 3, rowKeys: [2, 8, 5] }, q, 9, 24, [0, 3, 0]);
+    expect([...leftPadded.subarray(9 * 24, 12 * 24)].every((v) => v === 0)).toBe(true);
+    expect([...leftPadded.subarray(12 * 24, 12 * 24 + 4 * 24)]).toEqual([...alone]);
+    expect([...leftPadded.subarray(0, 9 * 24)]).toEqual([...batched.subarray(0, 9 * 24)]);
   });
 });
 
