@@ -22,8 +22,8 @@
  *   ThreadTime, as `dashboard_cpu_ms`); on a loaded machine the CPU ratio varies less than the
  *   times to presentation, which also count waiting for a core. Goal for both ratios: <= 1.25.
  *   `first_open_ms`: the first of those opens (the warm-up, left out of the medians), in a
- *   server that has read nothing yet: series answered by the store's SQL buckets
- *   (src/core/store/series.ts), the LabService's series cache loading afterwards in the
+ *   server that has read nothing yet: series answered by the store (src/core/store/series.ts:
+ *   a long series through its blocks of 16 steps), the LabService's series cache loading afterwards in the
  *   background. The page has been idle a moment before it, as a user's would be: the app has
  *   warmed its chart code then (renderer charts/chartWarmup.ts). Goal: < 300.
  * - run 2: 1,000,000 member rows (250,000 events of 4 members in 50,000 episodes of 5 events,

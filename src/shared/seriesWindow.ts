@@ -42,20 +42,43 @@ export function appendLivePoint(points: readonly SeriesPoint[], p: SeriesPoint):
 /** Ordering of a value for the buckets: null (NaN) below everything, so it is a bucket's minimum. */
 const rank = (v: number | null): number => (v === null || v !== v ? -Infinity : v);
 
+/** Steps per block of the store's metric_blocks table (src/core/store/migrations/007_metric_blocks.ts). */
+export const SERIES_BLOCK_STEPS = 16;
+
 /**
- * Min/max buckets over points in step order, as the store downsamples (buckets = floor(maxPoints
- * / 2) runs of consecutive points by index; each gives its minimum and its maximum, in step
- * order, one point when they coincide). At most maxPoints points; every point when there are no
- * more than maxPoints. Returns the input array itself when nothing is dropped.
+ * How n points in step order are cut into at most `buckets` min/max buckets (the rule the store
+ * and compactSeries share): by index, bucket b = the points i with floor(i * buckets / n) = b;
+ * except a long contiguous series (n points at steps first .. first + n - 1, with n / (buckets -
+ * 1) of at least 64), cut by step: bucket k = the steps k * width .. (k + 1) * width - 1, width the
+ * least multiple of SERIES_BLOCK_STEPS of at least n / (buckets - 1), so that each bucket is
+ * whole blocks of the store's metric_blocks and at most `buckets` of them meet the range.
+ * Returns that width, or null for buckets by index.
+ */
+export function stepBucketWidth(n: number, buckets: number, contiguous: boolean): number | null {
+  if (!contiguous || buckets < 2 || n < 64 * (buckets - 1)) return null;
+  return SERIES_BLOCK_STEPS * Math.ceil(n / (buckets - 1) / SERIES_BLOCK_STEPS);
+}
+
+/**
+ * Min/max buckets over points in step order, as the store downsamples (stepBucketWidth: buckets =
+ * floor(maxPoints / 2) runs of consecutive points by index, or step ranges on a long contiguous
+ * series; each gives its minimum and its maximum, in step order, one point when they coincide).
+ * At most maxPoints points; every point when there are no more than maxPoints. Returns the
+ * input array itself when nothing is dropped.
  */
 export function compactSeries(points: readonly SeriesPoint[], maxPoints: number): readonly SeriesPoint[] {
   const n = points.length;
   if (n <= maxPoints) return points;
   const buckets = Math.floor(maxPoints / 2);
+  const width = stepBucketWidth(n, buckets, points[n - 1].step - points[0].step + 1 === n);
+  // Bucket of point i: by step, or by index.
+  const bucketOf = width ? (i: number) => Math.floor(points[i].step / width) : (i: number) => Math.floor((i * buckets) / n);
   const out: SeriesPoint[] = [];
   let lo = 0;
-  for (let b = 0; b < buckets; b++) {
-    const hi = Math.ceil(((b + 1) * n) / buckets); // first index of bucket b + 1
+  while (lo < n) {
+    const b = bucketOf(lo);
+    let hi = lo + 1; // first index of the next bucket
+    while (hi < n && bucketOf(hi) === b) hi++;
     let min = lo;
     let max = -1;
     for (let i = lo; i < hi; i++) {

@@ -3,30 +3,37 @@
  * downsampled to at most maxPoints by min/max buckets; every key's point at one step (the host's
  * live push after each step). Not the write path (steps.ts).
  *
- * Downsampling: the n points in range (step order) are cut into B = floor(maxPoints / 2) buckets
- * of consecutive points (bucket of point i = floor(i * B / n)); each bucket returns its minimum
- * and its maximum point (one point when they coincide, the first of equal points), in step
- * order. A single spike is always one of its bucket's extremes, so it survives; the result has
- * at most 2B <= maxPoints points; with n <= maxPoints every point comes back. NaN (stored NULL)
- * counts as a bucket's minimum, so a diverged loss stays visible.
+ * Downsampling (the rule is src/shared/seriesWindow.ts `stepBucketWidth`, shared with the
+ * renderer's compactSeries): the n points in range (step order) are cut into at most B =
+ * floor(maxPoints / 2) buckets, by index (bucket of point i = floor(i * B / n)) or, on a long
+ * contiguous series, by step ranges of a width that is a multiple of 16; each bucket returns its
+ * minimum and its maximum point (one point when they coincide, the first of equal points), in
+ * step order. A single spike is always one of its bucket's extremes, so it survives; the result
+ * has at most 2B <= maxPoints points; with n <= maxPoints every point comes back. NaN (stored
+ * NULL) counts as a bucket's minimum, so a diverged loss stays visible.
  *
- * Two ways to the same answer: when the range's steps are contiguous (a training series: point
- * i is step first + i, so a bucket is a step range), one SQL statement per series computes every
- * bucket's extremes (per bucket, two aggregate reads over its primary-key range: min() / max()
- * with bare columns, which take the first row reaching the extreme) and only the picked rows
- * cross into JavaScript, much cheaper than reading every row; otherwise (sparse steps: eval
- * series, few points) the rows are read and bucketed here in one pass. Whether the steps are
- * contiguous is not known before: the range's first and last steps are two index seeks, and the
- * bucket statement counts the rows it aggregates, so a range whose count is not last - first + 1
- * has gaps and is bucketed again from its rows (no separate count(*) pass over a long series).
- * Why and how much: docs/decisions/049-series-downsampled-in-sql.md (`npm run bench -- ui`,
- * first_open_ms).
+ * Three ways to the same answer, none reading every row of a long contiguous range (a training
+ * series: point i is step first + i). The range's first and last steps are two index seeks and a
+ * count capped at maxPoints + 1 tells "every point" from "downsample". Then:
+ * - long (step buckets): the range's blocks of 16 steps (metric_blocks, kept by a trigger,
+ *   migration 7: each block's row count and extremes) in one index range, plus the rows of the
+ *   partial blocks at its two ends, merged here: ~n / 16 rows read (docs/decisions/073-metric-blocks.md);
+ * - shorter (index buckets): one SQL statement computes every bucket's extremes (per bucket, two
+ *   aggregate reads over its primary-key range: min() / max() with bare columns, which take the
+ *   first row reaching the extreme) and only the picked rows cross into JavaScript (decisions 049, 070);
+ * - otherwise every row of the range, downsampled in memory (`downsamplePoints`): a range with
+ *   gaps (eval series), which the two above tell by their row counts not adding up to last -
+ *   first + 1 (also what a missing block looks like).
  *
- * Tests: test/core/store/series.test.ts (both paths against a slow per-bucket reference, and
- * against each other).
+ * Tests: test/core/store/series.test.ts (every path against a slow per-bucket reference, and
+ * against each other), test/core/store/metricBlocks.test.ts (the blocks).
  */
+import { SERIES_BLOCK_STEPS, stepBucketWidth } from '../../shared/seriesWindow';
 import type { LabDb } from './db';
+import { METRIC_BLOCK_SHIFT } from './migrations/007_metric_blocks';
 import type { MetricPoint, MetricSeriesOptions } from './records';
+
+if (1 << METRIC_BLOCK_SHIFT !== SERIES_BLOCK_STEPS) throw new Error('series.ts: metric_blocks width differs from SERIES_BLOCK_STEPS');
 
 type Row = [step: number, value: number | null, wallTime: number];
 
@@ -109,15 +116,73 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
   const { fromStep = 0, toStep = Number.MAX_SAFE_INTEGER, maxPoints } = options;
   checkMaxPoints(maxPoints);
   const args = { runId, key, fromStep, toStep };
-  const all = () => db.stmt<[typeof args], Row>(POINTS).raw(true).all(args).map(toPoint);
-  if (maxPoints === undefined) return all();
+  const rows = () => db.stmt<[typeof args], Row>(POINTS).raw(true).all(args);
+  if (maxPoints === undefined) return rows().map(toPoint);
   const head = db.stmt<[typeof args & { cap: number }], [number | null, number | null, number]>(HEAD).raw(true);
   const [first, last, few] = head.get({ ...args, cap: maxPoints + 1 })!;
-  if (first === null || last === null || few <= maxPoints) return all();
+  if (first === null || last === null || few <= maxPoints) return rows().map(toPoint);
   const span = last - first + 1;
-  const { points, rows } = bucketsInSql(db, runId, key, first, span, maxPoints);
-  // As many rows as steps from first to last: contiguous, the buckets are right. Else gaps: by index.
-  return rows === span ? points : downsampleRows(db, args, rows, maxPoints);
+  const width = stepBucketWidth(span, Math.floor(maxPoints / 2), true);
+  // As many rows as steps from first to last: contiguous, the buckets are right. Else gaps: from the rows.
+  const got = width ? blockBuckets(db, runId, key, first, last, width) : bucketsInSql(db, runId, key, first, span, maxPoints);
+  if (got.rows === span) return got.points;
+  const all = rows();
+  const columns = (c: number) => Float64Array.from(all, (r) => r[c] ?? NaN);
+  return downsamplePoints(columns(0), columns(1), columns(2), 0, all.length, maxPoints);
+}
+
+const BLOCKS = `SELECT block, rows, lo_step, lo_value, lo_wall, hi_step, hi_value, hi_wall FROM metric_blocks
+  WHERE run_id = ? AND key = ? AND block BETWEEN ? AND ? ORDER BY block`;
+type BlockRow = [block: number, rows: number, ...lowest: Row, ...highest: [number | null, number | null, number | null]];
+const EDGE = 'SELECT step, value, wall_time FROM metrics WHERE run_id = ? AND key = ? AND step BETWEEN ? AND ? ORDER BY step';
+
+/**
+ * The step buckets of width `width` (a multiple of the block width) over steps first .. last,
+ * from the range's whole blocks and the rows of its partial end blocks, with the number of rows
+ * they hold (last - first + 1 when the range is contiguous and its blocks are all there).
+ */
+function blockBuckets(db: LabDb, runId: number, key: string, first: number, last: number, width: number): { points: MetricPoint[]; rows: number } {
+  const w = SERIES_BLOCK_STEPS;
+  const from = Math.ceil(first / w); // first whole block
+  const to = Math.floor((last + 1) / w) - 1; // last whole block
+  const edge = db.stmt<[number, string, number, number], Row>(EDGE).raw(true);
+  const head = from <= to ? edge.all(runId, key, first, from * w - 1) : edge.all(runId, key, first, last);
+  const blocks = from <= to ? db.stmt<[number, string, number, number], BlockRow>(BLOCKS).raw(true).all(runId, key, from, to) : [];
+  const tail = from <= to ? edge.all(runId, key, (to + 1) * w, last) : [];
+  const points: MetricPoint[] = [];
+  let rows = head.length + tail.length;
+  let bucket = NaN;
+  let min: Row | null = null;
+  let max: Row | null = null;
+  const flush = (): void => {
+    if (min) pushExtremes(points, min, max);
+    min = max = null;
+  };
+  // Candidates in step order; a row is its own lowest and highest.
+  const take = (at: number, lowest: Row, highest: Row | null): void => {
+    const b = Math.floor(at / width);
+    if (b !== bucket) {
+      flush();
+      bucket = b;
+    }
+    if (!min || rank(lowest[1]) < rank(min[1])) min = lowest;
+    if (highest && highest[1] !== null && (!max || highest[1] > max[1]!)) max = highest;
+  };
+  for (const r of head) take(r[0], r, r);
+  for (const [block, n, loStep, loValue, loWall, hiStep, hiValue, hiWall] of blocks) {
+    rows += n;
+    take(block * w, [loStep, loValue, loWall], hiStep === null ? null : [hiStep, hiValue, hiWall!]);
+  }
+  for (const r of tail) take(r[0], r, r);
+  flush();
+  return { points, rows };
+}
+
+/** A bucket's minimum and maximum rows as points, in step order (one when they are the same step; the minimum when no value is a number). */
+function pushExtremes(out: MetricPoint[], min: Row, max: Row | null): void {
+  if (!max || max[0] === min[0]) out.push(toPoint(min));
+  else if (min[0] < max[0]) out.push(toPoint(min), toPoint(max));
+  else out.push(toPoint(max), toPoint(min));
 }
 
 /**
@@ -153,35 +218,6 @@ function bucketsInSql(db: LabDb, runId: number, key: string, first: number, n: n
   return { points, rows };
 }
 
-/** The same buckets over rows read one by one (sparse steps). */
-function downsampleRows(db: LabDb, args: { runId: number; key: string; fromStep: number; toStep: number }, n: number, maxPoints: number): MetricPoint[] {
-  const points = db.stmt<[typeof args], Row>(POINTS).raw(true);
-  const buckets = Math.floor(maxPoints / 2);
-  const out: MetricPoint[] = [];
-  let bucket = 0;
-  let min: Row | null = null;
-  let max: Row | null = null;
-  const flush = (): void => {
-    if (!min || !max) return;
-    if (min === max) out.push(toPoint(min));
-    else if (min[0] < max[0]) out.push(toPoint(min), toPoint(max));
-    else out.push(toPoint(max), toPoint(min));
-    min = max = null;
-  };
-  let i = 0;
-  for (const r of points.iterate(args)) {
-    const b = Math.floor((i++ * buckets) / n);
-    if (b !== bucket) {
-      flush();
-      bucket = b;
-    }
-    if (!min || rank(r[1]) < rank(min[1])) min = r;
-    if (!max || (r[1] !== null && rank(r[1]) > rank(max[1]))) max = r;
-  }
-  flush();
-  return out;
-}
-
 function checkMaxPoints(maxPoints: number | undefined): void {
   if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 2)) {
     throw new Error(`metricSeries: maxPoints must be an integer >= 2, got ${maxPoints}`);
@@ -205,15 +241,18 @@ export function downsamplePoints(
     return out;
   }
   const buckets = Math.floor(maxPoints / 2);
-  // Bucket b holds the points i (relative to start) with floor(i * buckets / n) = b.
-  let lo = 0;
-  for (let b = 0; b < buckets; b++) {
-    const hi = Math.ceil(((b + 1) * n) / buckets); // first index of the next bucket
+  const width = stepBucketWidth(n, buckets, steps[end - 1] - steps[start] + 1 === n);
+  // Bucket of point i: by step, or by index (relative to start).
+  const bucketOf = width ? (i: number) => Math.floor(steps[i] / width) : (i: number) => Math.floor(((i - start) * buckets) / n);
+  let lo = start;
+  while (lo < end) {
+    const b = bucketOf(lo);
     let min = -1;
     let max = -1;
     let minRank = Infinity;
     let maxValue = -Infinity;
-    for (let i = start + lo; i < start + hi; i++) {
+    let i = lo;
+    for (; i < end && bucketOf(i) === b; i++) {
       const v = values[i];
       const r = v !== v ? -Infinity : v; // NaN (NULL) below everything
       if (min < 0 || r < minRank) {
@@ -229,7 +268,7 @@ export function downsamplePoints(
     if (min === max) out.push(at(min));
     else if (min < max) out.push(at(min), at(max));
     else out.push(at(max), at(min));
-    lo = hi;
+    lo = i;
   }
   return out;
 }

@@ -25,6 +25,7 @@
 import type { LabDb } from './db';
 import { encodeFloat32, encodeInt32, encodeUint8 } from './blobs';
 import { LabStoreError } from './errors';
+import { METRIC_BLOCK_SHIFT } from './migrations/007_metric_blocks';
 import type { EpisodeRecord, EventRecord, MemberRecord, StepRecord } from './records';
 
 const LAST_STEP = 'SELECT last_step AS lastStep FROM runs WHERE id = ?';
@@ -52,6 +53,13 @@ const TRUNCATE = [
   'DELETE FROM checkpoints WHERE run_id = ? AND step > ?',
 ];
 const TRUNCATE_STEPS = 'DELETE FROM steps WHERE run_id = ? AND step > ?';
+/**
+ * The metric rows of the block a truncation cuts through (steps from the block's first to the
+ * step kept): taken out and written again, so the block trigger (migration 7) rebuilds that
+ * block from the rows left; the delete trigger dropped it with the rows after the step.
+ */
+const BLOCK_LEFT = `SELECT run_id, key, step, value, wall_time FROM metrics WHERE run_id = :runId AND step BETWEEN (:step >> ${METRIC_BLOCK_SHIFT}) << ${METRIC_BLOCK_SHIFT} AND :step`;
+const DELETE_BLOCK_LEFT = `DELETE FROM metrics WHERE run_id = :runId AND step BETWEEN (:step >> ${METRIC_BLOCK_SHIFT}) << ${METRIC_BLOCK_SHIFT} AND :step`;
 const RESET_LAST_STEP = 'UPDATE runs SET last_step = coalesce((SELECT max(step) FROM steps WHERE run_id = :runId), -1) WHERE id = :runId';
 const COMMITTED_STEPS = 'SELECT step FROM steps WHERE run_id = ? ORDER BY step';
 
@@ -285,6 +293,9 @@ export function truncateAfter(db: LabDb, runId: number, step: number): number {
     .transaction(() => {
       if (!db.stmt(LAST_STEP).get(runId)) throw new LabStoreError('run_not_found', `truncateAfter: no run with id ${runId}`);
       for (const sql of TRUNCATE) db.stmt(sql).run(runId, step);
+      const left = db.stmt<[{ runId: number; step: number }], unknown[]>(BLOCK_LEFT).raw(true).all({ runId, step });
+      db.stmt(DELETE_BLOCK_LEFT).run({ runId, step });
+      for (const row of left) db.stmt(INSERT_METRIC).run(...row);
       const removed = db.stmt(TRUNCATE_STEPS).run(runId, step).changes;
       db.stmt(RESET_LAST_STEP).run({ runId });
       return removed;

@@ -36,6 +36,7 @@ describe('openLabDb', () => {
       'evaluations',
       'events',
       'members',
+      'metric_blocks',
       'metrics',
       'run_leases',
       'runs',

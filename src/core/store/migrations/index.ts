@@ -11,6 +11,7 @@ import * as m003 from './003_run_ids_never_reused';
 import * as m004 from './004_run_leases';
 import * as m005 from './005_suites';
 import * as m006 from './006_event_split';
+import * as m007 from './007_metric_blocks';
 
 export interface Migration {
   version: number;
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: '004_run_leases', up: m004.up },
   { version: 5, name: '005_suites', up: m005.up },
   { version: 6, name: '006_event_split', up: m006.up },
+  { version: 7, name: '007_metric_blocks', up: m007.up },
 ];
 
 /** The schema version this code writes: the number of the last migration. */
