@@ -181,12 +181,23 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 
+  // Unused names in TypeScript and Vue files are TypeScript's (noUnusedLocals, noUnusedParameters in
+  // tsconfig.node.json and tsconfig.web.json, which together hold every such file; `npm run
+  // typecheck` runs before the lint in CI): the rule checks them again at ~5% of the lint's time.
+  // It stays on for the JavaScript files, which no compiler reads.
+  {
+    files: ['**/*.ts', '**/*.mts', '**/*.vue'],
+    rules: { '@typescript-eslint/no-unused-vars': 'off' },
+  },
+
   // Type-aware rules on the TypeScript files (programs of tsconfig.lint.json, which is
   // tsconfig.node.json without test/, and tsconfig.web.json: the node program with test/ in it was
   // ~25% of the lint's time). Only the few that catch real bugs: a promise nobody awaits or catches.
   // Not on test/: vitest already awaits an assertion's forgotten promise at the end of its test
   // (and says so), and fails a test on an unhandled rejection; the types of its expect() chains were
-  // ~15% of the lint's time.
+  // ~15% of the lint's time. Not no-misused-promises (with checksVoidReturn off, a promise used as a
+  // condition): TypeScript already refuses one written in an if, a ternary or an && condition
+  // (TS2801), and the rule was ~35% of the lint's rule time (TIMING=1 npx eslint .).
   {
     files: ['**/*.ts', '**/*.mts'],
     ignores: ['test/**'],
@@ -194,7 +205,6 @@ export default defineConfig(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },
   },
 

@@ -143,12 +143,13 @@ const EDGE = 'SELECT step, value, wall_time FROM metrics WHERE run_id = ? AND ke
  */
 function blockBuckets(db: LabDb, runId: number, key: string, first: number, last: number, width: number): { points: MetricPoint[]; rows: number } {
   const w = SERIES_BLOCK_STEPS;
+  // A range this long (at least 64 steps: stepBucketWidth) holds whole blocks from..to, with partial ones around them.
   const from = Math.ceil(first / w); // first whole block
   const to = Math.floor((last + 1) / w) - 1; // last whole block
   const edge = db.stmt<[number, string, number, number], Row>(EDGE).raw(true);
-  const head = from <= to ? edge.all(runId, key, first, from * w - 1) : edge.all(runId, key, first, last);
-  const blocks = from <= to ? db.stmt<[number, string, number, number], BlockRow>(BLOCKS).raw(true).all(runId, key, from, to) : [];
-  const tail = from <= to ? edge.all(runId, key, (to + 1) * w, last) : [];
+  const head = edge.all(runId, key, first, from * w - 1);
+  const blocks = db.stmt<[number, string, number, number], BlockRow>(BLOCKS).raw(true).all(runId, key, from, to);
+  const tail = edge.all(runId, key, (to + 1) * w, last);
   const points: MetricPoint[] = [];
   let rows = head.length + tail.length;
   let bucket = NaN;

@@ -47,19 +47,18 @@ const INSERT_CHECKPOINT = 'INSERT INTO checkpoints (run_id, step, path, wall_tim
 const SET_LAST_STEP = 'UPDATE runs SET last_step = ? WHERE id = ?';
 
 const TRUNCATE = [
-  'DELETE FROM metrics WHERE run_id = ? AND step > ?',
   'DELETE FROM episodes WHERE run_id = ? AND step > ?', // cascades to events and members
   'DELETE FROM evaluations WHERE run_id = ? AND step > ?',
   'DELETE FROM checkpoints WHERE run_id = ? AND step > ?',
 ];
 const TRUNCATE_STEPS = 'DELETE FROM steps WHERE run_id = ? AND step > ?';
 /**
- * The metric rows of the block a truncation cuts through (steps from the block's first to the
- * step kept): taken out and written again, so the block trigger (migration 7) rebuilds that
- * block from the rows left; the delete trigger dropped it with the rows after the step.
+ * Metrics are truncated from the first step of the block the truncation cuts through (migration 7:
+ * blocks of 16 steps), after reading that block's rows up to the step kept; those rows are then
+ * written again, so the block trigger rebuilds the block from them (the delete trigger dropped it).
  */
 const BLOCK_LEFT = `SELECT run_id, key, step, value, wall_time FROM metrics WHERE run_id = :runId AND step BETWEEN (:step >> ${METRIC_BLOCK_SHIFT}) << ${METRIC_BLOCK_SHIFT} AND :step`;
-const DELETE_BLOCK_LEFT = `DELETE FROM metrics WHERE run_id = :runId AND step BETWEEN (:step >> ${METRIC_BLOCK_SHIFT}) << ${METRIC_BLOCK_SHIFT} AND :step`;
+const TRUNCATE_METRICS = `DELETE FROM metrics WHERE run_id = :runId AND step >= (:step >> ${METRIC_BLOCK_SHIFT}) << ${METRIC_BLOCK_SHIFT}`;
 const RESET_LAST_STEP = 'UPDATE runs SET last_step = coalesce((SELECT max(step) FROM steps WHERE run_id = :runId), -1) WHERE id = :runId';
 const COMMITTED_STEPS = 'SELECT step FROM steps WHERE run_id = ? ORDER BY step';
 
@@ -292,10 +291,10 @@ export function truncateAfter(db: LabDb, runId: number, step: number): number {
   return db.raw
     .transaction(() => {
       if (!db.stmt(LAST_STEP).get(runId)) throw new LabStoreError('run_not_found', `truncateAfter: no run with id ${runId}`);
-      for (const sql of TRUNCATE) db.stmt(sql).run(runId, step);
       const left = db.stmt<[{ runId: number; step: number }], unknown[]>(BLOCK_LEFT).raw(true).all({ runId, step });
-      db.stmt(DELETE_BLOCK_LEFT).run({ runId, step });
+      db.stmt(TRUNCATE_METRICS).run({ runId, step });
       for (const row of left) db.stmt(INSERT_METRIC).run(...row);
+      for (const sql of TRUNCATE) db.stmt(sql).run(runId, step);
       const removed = db.stmt(TRUNCATE_STEPS).run(runId, step).changes;
       db.stmt(RESET_LAST_STEP).run({ runId });
       return removed;
