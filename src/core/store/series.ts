@@ -16,8 +16,9 @@
  * series: point i is step first + i). The range's first and last steps are two index seeks and a
  * count capped at maxPoints + 1 tells "every point" from "downsample". Then:
  * - long (step buckets): the range's blocks of 16 steps (metric_blocks, kept by a trigger,
- *   migration 7: each block's row count and extremes) in one index range, plus the rows of the
- *   partial blocks at its two ends, merged here: ~n / 16 rows read (docs/decisions/073-metric-blocks.md);
+ *   migration 7: each block's row count and extremes) reduced to each bucket's extremes by one
+ *   statement, plus the rows of the partial blocks at its two ends, merged here: ~n / 16 block
+ *   rows visited, ~2 rows a bucket read (docs/decisions/073-metric-blocks.md);
  * - shorter (index buckets): one SQL statement computes every bucket's extremes (per bucket, two
  *   aggregate reads over its primary-key range: min() / max() with bare columns, which take the
  *   first row reaching the extreme) and only the picked rows cross into JavaScript (decisions 049, 070);
@@ -131,15 +132,36 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
   return downsamplePoints(columns(0), columns(1), columns(2), 0, all.length, maxPoints);
 }
 
-const BLOCKS = `SELECT block, rows, lo_step, lo_value, lo_wall, hi_step, hi_value, hi_wall FROM metric_blocks
-  WHERE run_id = ? AND key = ? AND block BETWEEN ? AND ? ORDER BY block`;
-type BlockRow = [block: number, rows: number, ...lowest: Row, ...highest: [number | null, number | null, number | null]];
+const IN_RANGE = 'metric_blocks.run_id = :runId AND metric_blocks.key = :key AND block BETWEEN (SELECT f FROM p) AND (SELECT t FROM p)';
+const IN_BLOCK_BUCKET = 'm.run_id = :runId AND m.key = :key AND m.block BETWEEN max(p.f, x.g * p.per) AND min(p.t, x.g * p.per + p.per - 1)';
+/**
+ * The step buckets over whole blocks :from .. :to (bucket g = blocks g * per .. g * per + per - 1,
+ * cut to the range), in one statement: a GROUP BY over the range's blocks gives each bucket's
+ * lowest value (NULL lowest: -9e999 is -Infinity to SQLite), highest non-NULL value and row count;
+ * then, per bucket, of its blocks whose extreme equals that value, the one with the smallest step,
+ * its value and wall time taken as bare columns of that min(step): they are the one row holding
+ * it, as steps are unique (the first GROUP BY's bare columns would be any one of tied rows). Rows
+ * [0 lowest / 1 highest, bucket, rows (lowest only), step, value, wall time], by bucket. About 2
+ * rows a bucket cross into JavaScript, not the n / 16 block rows: better-sqlite3 builds every value
+ * it returns, and reading all 8 columns of every block took ~2x as long as this statement. CROSS
+ * JOIN keeps the join in bucket order, each bucket a primary-key range of blocks.
+ */
+const BLOCK_BUCKETS = `WITH
+  p(per, f, t) AS (SELECT CAST(:per AS INTEGER), CAST(:from AS INTEGER), CAST(:to AS INTEGER)),
+  x(g, lv, hv, n) AS MATERIALIZED (
+    SELECT block / (SELECT per FROM p), min(coalesce(lo_value, -9e999)), max(hi_value), sum(rows) FROM metric_blocks WHERE ${IN_RANGE} GROUP BY 1
+  )
+SELECT 0 AS side, x.g AS g, x.n, min(m.lo_step), m.lo_value, m.lo_wall FROM x CROSS JOIN p CROSS JOIN metric_blocks m ON ${IN_BLOCK_BUCKET} AND coalesce(m.lo_value, -9e999) = x.lv GROUP BY x.g
+UNION ALL
+SELECT 1, x.g, NULL, min(m.hi_step), m.hi_value, m.hi_wall FROM x CROSS JOIN p CROSS JOIN metric_blocks m ON ${IN_BLOCK_BUCKET} AND m.hi_value = x.hv GROUP BY x.g
+ORDER BY g, side`;
+type BucketRow = [side: 0 | 1, bucket: number, rows: number | null, ...extreme: Row];
 const EDGE = 'SELECT step, value, wall_time FROM metrics WHERE run_id = ? AND key = ? AND step BETWEEN ? AND ? ORDER BY step';
 
 /**
  * The step buckets of width `width` (a multiple of the block width) over steps first .. last,
- * from the range's whole blocks and the rows of its partial end blocks, with the number of rows
- * they hold (last - first + 1 when the range is contiguous and its blocks are all there).
+ * from the range's whole blocks (BLOCK_BUCKETS) and the rows of its partial end blocks, with the
+ * number of rows they hold (last - first + 1 when the range is contiguous and its blocks are all there).
  */
 function blockBuckets(db: LabDb, runId: number, key: string, first: number, last: number, width: number): { points: MetricPoint[]; rows: number } {
   const w = SERIES_BLOCK_STEPS;
@@ -148,7 +170,8 @@ function blockBuckets(db: LabDb, runId: number, key: string, first: number, last
   const to = Math.floor((last + 1) / w) - 1; // last whole block
   const edge = db.stmt<[number, string, number, number], Row>(EDGE).raw(true);
   const head = edge.all(runId, key, first, from * w - 1);
-  const blocks = db.stmt<[number, string, number, number], BlockRow>(BLOCKS).raw(true).all(runId, key, from, to);
+  const args = { runId, key, per: width / w, from, to };
+  const buckets = db.stmt<[typeof args], BucketRow>(BLOCK_BUCKETS).raw(true).all(args);
   const tail = edge.all(runId, key, (to + 1) * w, last);
   const points: MetricPoint[] = [];
   let rows = head.length + tail.length;
@@ -159,20 +182,22 @@ function blockBuckets(db: LabDb, runId: number, key: string, first: number, last
     if (min) pushExtremes(points, min, max);
     min = max = null;
   };
-  // Candidates in step order; a row is its own lowest and highest.
-  const take = (at: number, lowest: Row, highest: Row | null): void => {
+  // Candidates in step order, so that on a tie the first stays; a row is its own lowest and highest.
+  const take = (at: number, lowest: Row | null, highest: Row | null): void => {
     const b = Math.floor(at / width);
     if (b !== bucket) {
       flush();
       bucket = b;
     }
-    if (!min || rank(lowest[1]) < rank(min[1])) min = lowest;
+    if (lowest && (!min || rank(lowest[1]) < rank(min[1]))) min = lowest;
     if (highest && highest[1] !== null && (!max || highest[1] > max[1]!)) max = highest;
   };
   for (const r of head) take(r[0], r, r);
-  for (const [block, n, loStep, loValue, loWall, hiStep, hiValue, hiWall] of blocks) {
-    rows += n;
-    take(block * w, [loStep, loValue, loWall], hiStep === null ? null : [hiStep, hiValue, hiWall!]);
+  for (const [side, g, n, ...extreme] of buckets) {
+    if (side === 0) {
+      rows += n!;
+      take(g * width, extreme, null);
+    } else take(g * width, null, extreme);
   }
   for (const r of tail) take(r[0], r, r);
   flush();
