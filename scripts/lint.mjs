@@ -1,7 +1,7 @@
 // `npm run lint`: ESLint (eslint.config.mjs) and `prettier --check` side by side, each in its own
-// process, so the lint takes about as long as ESLint alone on two cores (measured: 42.7 s one after
-// the other, ~30 s together). Each tool's output is printed whole, in a block, when it ends;
-// the exit code is 1 when either fails. Arguments are not passed on: it always lints the tree.
+// process, so on two cores the lint takes about as long as the slower of the two, not their sum.
+// Each tool's output is printed whole, in a block, when it ends; the exit code is 1 when either
+// fails. Arguments are not passed on: it always lints the tree.
 // Prettier reads TypeScript with its babel-ts parser (.prettierrc.json): the same output on this
 // tree, and a third less time than its default typescript parser.
 // Tested by running it: CI's lint step is this script (.ci/run).
