@@ -132,7 +132,6 @@ export function metricSeries(db: LabDb, runId: number, key: string, options: Met
   return downsamplePoints(columns(0), columns(1), columns(2), 0, all.length, maxPoints);
 }
 
-const IN_RANGE = 'metric_blocks.run_id = :runId AND metric_blocks.key = :key AND block BETWEEN (SELECT f FROM p) AND (SELECT t FROM p)';
 const IN_BLOCK_BUCKET = 'm.run_id = :runId AND m.key = :key AND m.block BETWEEN max(p.f, x.g * p.per) AND min(p.t, x.g * p.per + p.per - 1)';
 /**
  * The step buckets over whole blocks :from .. :to (bucket g = blocks g * per .. g * per + per - 1,
@@ -149,7 +148,8 @@ const IN_BLOCK_BUCKET = 'm.run_id = :runId AND m.key = :key AND m.block BETWEEN 
 const BLOCK_BUCKETS = `WITH
   p(per, f, t) AS (SELECT CAST(:per AS INTEGER), CAST(:from AS INTEGER), CAST(:to AS INTEGER)),
   x(g, lv, hv, n) AS MATERIALIZED (
-    SELECT block / (SELECT per FROM p), min(coalesce(lo_value, -9e999)), max(hi_value), sum(rows) FROM metric_blocks WHERE ${IN_RANGE} GROUP BY 1
+    SELECT block / p.per, min(coalesce(lo_value, -9e999)), max(hi_value), sum(rows) FROM p CROSS JOIN metric_blocks
+    WHERE run_id = :runId AND key = :key AND block BETWEEN p.f AND p.t GROUP BY 1
   )
 SELECT 0 AS side, x.g AS g, x.n, min(m.lo_step), m.lo_value, m.lo_wall FROM x CROSS JOIN p CROSS JOIN metric_blocks m ON ${IN_BLOCK_BUCKET} AND coalesce(m.lo_value, -9e999) = x.lv GROUP BY x.g
 UNION ALL
