@@ -99,7 +99,7 @@ async function modelInfo(args: ParsedArgs, out: Out): Promise<void> {
     `activations per 1k tokens (training, sequences of ${est.seqLen}): ${bytes(est.labActivationBytesPer1kTokens)} as the lab's tfjs step keeps them on wasm, ${bytes(native.labActivationBytesPer1kTokens)} on the native backend (CPU or GPU); ${bytes(est.activationBytesPer1kTokens)} minimum saved for the backward (layers not recomputed, the head's logits one chunk at a time as the lab computes them)`,
   );
   out(
-    `a gradient pass whose layers would keep more than update.tapeBudgetMB (default ${TAPE_PROFILES.wasm.defaultBudgetMB} MB on wasm, ${TAPE_PROFILES.native.defaultBudgetMB} MB on the native backend) runs in row blocks: its layers keep at most that, at the cost of one more forward`,
+    `a gradient pass whose layers would keep more than update.tapeBudgetMB (default ${TAPE_PROFILES.wasm.defaultBudgetMB} MB on wasm, ${TAPE_PROFILES.native.defaultBudgetMB} MB on the native backend) is split into micro-batches of whole events that fit (one pass each), and a single event over it runs in row blocks (one more forward): its layers keep at most that`,
   );
   out(`stop ids: ${generation.stopIds.join(', ') || '(none)'}`);
 }

@@ -199,7 +199,7 @@ export const runConfigSchema = z
         miniBatches: int(1, 256).describe('Event-atomic mini-batches per epoch (one optimizer step each). 1..256.').default(2),
         microBatchRows: int(0, 65_536)
           .describe(
-            "Most member rows per forward/backward pass: a mini-batch with more is split into event-atomic micro-batches whose gradients add up, with the whole mini-batch's denominators (same update, less memory). 0: no split. 0..65536.",
+            "Most member rows per forward/backward pass: a mini-batch with more is split into event-atomic micro-batches whose gradients add up, with the whole mini-batch's denominators (same update, less memory). 0: no row limit (micro-batches are still packed to fit tapeBudgetMB). 0..65536.",
           )
           .default(0),
         recompute: z
@@ -211,7 +211,7 @@ export const runConfigSchema = z
         // The description sits inside .nullable() so it stays on the integer branch of the JSON schema.
         tapeBudgetMB: int(0, 1_048_576)
           .describe(
-            "Most memory (MB, by the lab's estimate for the backend) one gradient pass keeps for its backward; a pass over it runs in blocks of rows, each re-run in the backward (bounded memory, one more forward). null: the backend's default (512 on wasm, whose heap is 4 GB; 4096 on the native backend, CPU or GPU). Raise it on a large GPU; 0: never in blocks. 0..1048576.",
+            "Most memory (MB, by the lab's estimate for the backend) one gradient pass keeps for its backward. A mini-batch over it is split into event-atomic micro-batches that fit (the same update, no extra work); a single event over it runs in blocks of rows, each re-run in the backward (one more forward). null: the backend's default (512 on wasm, whose heap is 4 GB; 4096 on the native backend, CPU or GPU). Raise it on a large GPU; 0: unbounded. 0..1048576.",
           )
           .nullable()
           .default(null),

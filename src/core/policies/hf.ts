@@ -38,7 +38,7 @@ import { readGenerationConfig, readHfConfig } from '../models/hf/config';
 import { LAB_ROLE_VARIABLE } from '../models/hf/labFolder';
 import { scoreHf, scoreHfData } from '../models/hf/logprobs';
 import { readLoraAdapter } from '../models/hf/loraFiles';
-import { scoreChunkRows } from '../models/hf/memory';
+import { plannedPassBytes, scoreChunkRows } from '../models/hf/memory';
 import { checkpointLayout, HfModel, type HfAdapterConfig } from '../models/hf/model';
 import { openTensorSource } from '../models/hf/safetensorsFile';
 import { sampleHf } from '../models/hf/sampler';
@@ -56,6 +56,7 @@ import {
   chunks,
   topPairs,
   type CompletionRow,
+  type GradientTape,
   type Policies,
   type PolicyRef,
   type PromptRequest,
@@ -278,6 +279,12 @@ export class HfPolicies implements Policies {
     const s = scoreHf(this.modelOf(policyId), rows, { adapter: this.adapterOf(policyId), padId: this.padId, minCompletionLength, dropout });
     s.mask.dispose();
     return s.logp; // [B, T] nats
+  }
+
+  gradientTape(policyId: string): GradientTape {
+    const model = this.modelOf(policyId);
+    const budgetBytes = model.tapeBudgetBytes;
+    return { budgetBytes, passBytes: (rows, seqLen) => plannedPassBytes(model.config, seqLen, rows, budgetBytes, model.tapeProfile) };
   }
 
   scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] } {

@@ -124,6 +124,13 @@ export interface Policies {
    * training-time randomness (dropout); without it the forward is the deterministic one.
    */
   score(policyId: string, rows: readonly CompletionRow[], minCompletionLength: number, noise?: TrainingNoise): tf.Tensor2D;
+  /**
+   * What a gradient pass of `score` with this policy may keep for its backward: the tape budget
+   * (bytes, `update.tapeBudgetMB` or the backend's default; 0: unbounded) and the estimated tape
+   * of a pass over `rows` rows of `seqLen` tokens (prompt + completion). The update packs its
+   * micro-batches to fit (train/update.ts); a pass over the budget still runs, in row blocks.
+   */
+  gradientTape(policyId: string): GradientTape;
   /** Plain log-probs and entropies (nats), no tape; 'reference' needs `hasReference`. */
   scoreData(policyId: string, rows: readonly CompletionRow[], which: ScoreWith): { logp: number[][]; entropy: number[][] };
   /** Whether a KL reference exists (it is built only when the run's KL coefficient is > 0). */
@@ -137,6 +144,17 @@ export interface Policies {
   /** One line saying what model the run trains (the engine logs it: the shape the folder decided). */
   describe(): string;
   dispose(): void;
+}
+
+/** A policy's tape budget and the estimate a gradient pass is compared with (`Policies.gradientTape`). */
+export interface GradientTape {
+  /** Bytes one gradient pass may keep for its backward; 0: unbounded. */
+  budgetBytes: number;
+  /**
+   * Estimated tape bytes of a pass over `rows` rows of `seqLen` tokens, as the scorer would run it
+   * in one block (with per-layer recomputation where not one row fits without).
+   */
+  passBytes(rows: number, seqLen: number): number;
 }
 
 /** Rows of a batch in chunks of at most `size` (bounded memory when scoring without a tape). */

@@ -5,8 +5,8 @@
  *
  * Per mini-batch: the current log-probs of every member come from the teacher-forced scorer of
  * the policy that produced it (`Policies.score`, the same scorer that computed the old
- * log-probs: SRPO.md point 2), in event-atomic micro-batches when update.microBatchRows asks
- * (gradients accumulated, denominators the whole mini-batch's); rows are grouped by policy and
+ * log-probs: SRPO.md point 2), in event-atomic micro-batches when update.microBatchRows asks or
+ * the tape budget needs (gradients accumulated, denominators the whole mini-batch's); rows are grouped by policy and
  * the objective's event membership follows that row order (no gather needed on wasm). Then the
  * registry objective (srpo/objective.ts), an optional k3 KL penalty to the frozen reference policy, the global
  * gradient norm (before clipping), clipping, and AdamW per policy. A non-finite loss or norm
@@ -26,7 +26,7 @@ import { packOutputs, unpackOutputs, type EventOutcome, type PackLayout } from '
 import type { ObjectiveTotals } from '../srpo/tensors';
 import type { AdamW } from './optimizer';
 import { klToReference, padRows, referenceLogp } from './klReference';
-import { chunk, microBatches, subBatch, type MemberSample, type SubBatch } from './miniBatches';
+import { chunk, microBatches, subBatch, tapeFits, type MemberSample, type SubBatch } from './miniBatches';
 
 export type { EventOutcome, MemberSample };
 export { chunk, microBatches, subBatch };
@@ -48,6 +48,8 @@ export interface UpdateResult {
   skipped: number;
   /** Why the last skipped update was skipped. */
   lastSkipReason: string | null;
+  /** Forward/backward passes run: one per micro-batch of every mini-batch. */
+  passes: number;
 }
 
 export interface UpdateContext {
@@ -71,6 +73,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     applied: 0,
     skipped: 0,
     lastSkipReason: null,
+    passes: 0,
   };
   const sums: Record<string, number> = {};
   const policies = ctx.policies;
@@ -81,6 +84,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     const noiseSeed = mixSeed(ctx.seed, TRAINING_NOISE, epoch);
     for (const events of chunk(order, miniBatches)) {
       const r = updateMiniBatch({ full, eventIdx: events, samples, objective, update: ctx, policies, noiseSeed });
+      result.passes += r.passes;
       if (r.skipReason) {
         result.skipped++;
         result.lastSkipReason = r.skipReason;
@@ -97,6 +101,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
   for (const [k, v] of Object.entries(sums)) result.metrics[k] = v / result.applied;
   result.metrics['update/applied'] = result.applied;
   result.metrics['update/skipped'] = result.skipped;
+  result.metrics['update/passes'] = result.passes;
   return result;
 }
 
@@ -135,6 +140,8 @@ interface MiniBatchResult {
   /** By full prepared member index: current log-probs of the member's tokens (a copy, member length). */
   memberLogpCur: Map<number, Float32Array>;
   skipReason: string | null;
+  /** Micro-batches (forward/backward passes) the mini-batch ran in. */
+  passes: number;
 }
 
 /** Metric keys that are sums over micro-batches (each already divided by the whole mini-batch's totals); the rest are averaged by event share. */
@@ -161,7 +168,7 @@ function updateMiniBatch(mb: MiniBatchContext): MiniBatchResult {
 }
 
 /**
- * The forward/backward of each micro-batch (update.microBatchRows) of the mini-batch, each with
+ * The forward/backward of each micro-batch (update.microBatchRows, the tape budget) of the mini-batch, each with
  * the WHOLE mini-batch's denominators (srpo/tensors.ts ObjectiveTotals; the KL's token count
  * likewise), so the summed gradients and losses equal those of one pass over the mini-batch
  * (SRPO.md point 7). Metrics under loss/ and kl/ add up; the rest are averaged by event share.
@@ -176,11 +183,12 @@ function accumulate(mb: MiniBatchContext, mini: SubBatch) {
       mini.prepared.members.reduce((a, m) => a + m.length, 0),
     ),
   };
-  const out: MiniBatchResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), skipReason: null };
+  const out: MiniBatchResult = { metrics: {}, events: new Map(), memberLogRatios: new Map(), memberLogpCur: new Map(), skipReason: null, passes: 0 };
   const grads = new Map<string, tf.Tensor>(); // by variable name
   let loss = 0;
   let skip: string | null = null;
-  const micros = microBatches(full, eventIdx, mb.update.config.update.microBatchRows);
+  const micros = microBatches(full, eventIdx, mb.update.config.update.microBatchRows, tapeFits(full, samples, policies));
+  out.passes = micros.length;
   for (const micro of micros) {
     // One micro-batch (the default, microBatchRows 0) holds the mini-batch's events in its order: reuse it.
     const sub = micros.length === 1 ? mini : subBatch(full, micro, samples, policies.ids());

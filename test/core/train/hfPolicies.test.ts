@@ -243,6 +243,49 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     }
   });
 
+  it('packs micro-batches to the tape budget: every row scored once (no re-run forward), each pass within it, the same update as one pass', () => {
+    const run = (budget: (p: HfPolicies, longest: number) => number) => {
+      const p = openPolicies(hfRunConfig(dir, { policies: { sharing: 'per-role' } }), { baseDir: '/' }) as HfPolicies;
+      try {
+        const step = syntheticStep(p, ['solver', 'verifier'], 9);
+        const longest = Math.max(...step.samples.map((s) => s.promptTokens.length)) + Math.max(...step.samples.map((s) => s.outputTokens.length)) - 1;
+        p.model.tapeBudgetBytes = budget(p, longest);
+        const tape = p.gradientTape('solver');
+        expect(tape.budgetBytes).toBe(p.model.tapeBudgetBytes);
+        const passes: { rows: number; bytes: number }[] = [];
+        const hidden = p.model.hidden.bind(p.model);
+        p.model.hidden = (ids, ...rest) => {
+          const [rows, seqLen] = ids.shape as [number, number];
+          passes.push({ rows, bytes: tape.passBytes(rows, seqLen) });
+          return hidden(ids, ...rest);
+        };
+        const r = update(p, step, { epochs: 1, miniBatches: 1 });
+        expect(r.leaked).toBe(0);
+        return { r, passes, members: step.samples.length, budget: p.model.tapeBudgetBytes, weights: read(p.trainable('solver')) };
+      } finally {
+        p.dispose();
+      }
+    };
+    const whole = run(() => 0); // 0: never bounded, one pass per policy
+    // A budget of about three rows of the longest prompt: the mini-batch's 6 events (9 rows) cannot pass at once.
+    const packed = run((p, longest) => p.gradientTape('solver').passBytes(3, longest));
+    expect(whole.passes).toHaveLength(2); // solver and verifier, one forward each
+    expect(packed.passes.length).toBeGreaterThan(2);
+    expect(whole.r.metrics['update/passes']).toBe(1);
+    expect(packed.r.metrics['update/passes']).toBeGreaterThan(1); // micro-batches, each one forward per policy in it
+    expect(packed.r.metrics['update/passes']).toBeLessThanOrEqual(packed.passes.length);
+    expect(packed.passes.reduce((a, x) => a + x.rows, 0)).toBe(packed.members); // each row scored once: no forward re-run in a backward
+    // Passes of one micro-batch share its tape: each pass alone within the budget.
+    for (const x of packed.passes) expect(x.bytes).toBeLessThanOrEqual(packed.budget);
+    expect(packed.r.metrics['loss/total']).toBeCloseTo(whole.r.metrics['loss/total'], 5);
+    expect(packed.r.metrics['grad/norm']).toBeCloseTo(whole.r.metrics['grad/norm'], 4);
+    expect(whole.r.metrics['grad/norm']).toBeGreaterThan(0);
+    for (const [name, v] of whole.weights) {
+      const w = packed.weights.get(name)!;
+      v.forEach((x, i) => expect(Math.abs(x - w[i]), name).toBeLessThan(1e-5));
+    }
+  });
+
   it('checkpoints each policy as a peft adapter and resumes to the same weights, versions and optimizer', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'srpo-hf-run-'));
     const config = hfRunConfig(dir, { steps: 2, policies: { sharing: 'per-role' }, workflow: MIXED_MATH });

@@ -31,6 +31,9 @@
  * Decision (issue 27): blocks apply whether or not `update.recompute` is on. A pass within the
  * budget keeps its whole tape (no extra forward); one over it costs one more forward instead of
  * growing with the rows (the math-ablation run reached 2.5 GB resident with recompute off).
+ * The update avoids that forward where it can: it packs its micro-batches of whole events to fit
+ * the budget (train/miniBatches.ts `tapeFits`, decision 074), so row blocks are left to a pass
+ * whose single event is over it, and to callers outside the update.
  * `update.recompute` adds per-layer recomputation to passes within the budget. A budget of 0
  * never blocks (a large GPU; the vs-trl bench, for TRL's equal work).
  *

@@ -219,6 +219,26 @@ function layerFloatsPerToken(c: HfModelConfig, T: number, recompute: boolean, pr
 }
 
 /**
+ * Bytes the layers' tape of a gradient pass over `rows` rows of `seqLen` tokens keeps without
+ * per-layer recomputation, by this estimate: what `blockPlan` compares with the tape budget.
+ */
+export function passTapeBytes(c: HfModelConfig, seqLen: number, rows: number, profile: TapeProfileName = 'wasm'): number {
+  return 4 * layerFloatsPerToken(c, seqLen, false, profile) * seqLen * rows;
+}
+
+/**
+ * The tape `blockPlan` charges a pass over `rows` rows under `budgetBytes`: without per-layer
+ * recomputation where one such row fits (or there is no budget), else with it (the scorer then
+ * recomputes every layer). A pass at most the budget by this figure runs in one block, so its
+ * backward re-runs no forward: the update packs its micro-batches by it (train/miniBatches.ts).
+ */
+export function plannedPassBytes(c: HfModelConfig, seqLen: number, rows: number, budgetBytes: number, profile: TapeProfileName = 'wasm'): number {
+  const plain = passTapeBytes(c, seqLen, 1, profile);
+  const perRow = !(budgetBytes > 0) || plain <= budgetBytes ? plain : 4 * layerFloatsPerToken(c, seqLen, true, profile) * seqLen;
+  return perRow * rows;
+}
+
+/**
  * How a gradient pass over `rows` rows of `seqLen` tokens runs under a tape budget (logprobs.ts):
  * null when its layers' tape fits (or the budget is 0: never in blocks); else blocks of as many
  * rows as fit without per-layer recomputation, or, where not even one row fits, with it (at least one row).
@@ -231,7 +251,7 @@ export function blockPlan(
   profile: TapeProfileName = 'wasm',
 ): { rows: number; layerRecompute: boolean } | null {
   if (!(budgetBytes > 0)) return null;
-  const fit = Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, false, profile) * seqLen));
+  const fit = Math.floor(budgetBytes / passTapeBytes(c, seqLen, 1, profile));
   if (fit >= rows) return null;
   if (fit >= 1) return { rows: fit, layerRecompute: false };
   return { rows: Math.max(1, Math.floor(budgetBytes / (4 * layerFloatsPerToken(c, seqLen, true, profile) * seqLen))), layerRecompute: true };

@@ -20,6 +20,7 @@ import {
   estimateHfMemory,
   hfParameterCount,
   loraParameterCount,
+  plannedPassBytes,
   scoreChunkRows,
   tapeProfileOf,
   trainingPeakBytes,
@@ -134,6 +135,22 @@ describe('trainingPeakBytes: the lab training step, with and without per-layer r
     expect(blockPlan(c, 16, 1, budget)).toBeNull(); // fits: one plain pass
     expect(blockPlan(c, 16, 64, 0)).toBeNull(); // 0: never in blocks
     expect(blockPlan(c, 1024, 1, budget)).toEqual({ rows: 1, layerRecompute: true });
+  });
+
+  it("the update's micro-batch estimate: plain rows where one fits the budget, recomputed ones where none does; at most the budget means one block", () => {
+    const c = readHfConfig(join(CONFIGS, 'qwen3-0.6b'));
+    const budget = 512 * 2 ** 20;
+    // 16-token rows: 16 x 28 x 29,184 x 6 x 4 B = 313,786,368 B each, plain (one fits 512 MB).
+    expect(plannedPassBytes(c, 16, 1, budget)).toBe(313_786_368);
+    expect(plannedPassBytes(c, 16, 2, budget)).toBe(2 * 313_786_368); // over: two rows would run in row blocks
+    expect(blockPlan(c, 16, 2, budget)).toEqual({ rows: 1, layerRecompute: false });
+    expect(plannedPassBytes(c, 16, 2, 0)).toBe(2 * 313_786_368); // no budget: plain
+    // 1,024-token rows: 42 GB plain, so recomputed: 4 x 1024 x (28 x (1024 + 4 x 128 + 1024) + 61,440 x 9.5) = 2,684,354,560 B a row.
+    const big = 8 * 2 ** 30;
+    expect(plannedPassBytes(c, 1024, 3, big)).toBe(3 * 2_684_354_560); // within 8 GiB: the scorer runs one recomputed pass
+    expect(blockPlan(c, 1024, 3, big)).toEqual({ rows: 3, layerRecompute: true });
+    expect(plannedPassBytes(c, 1024, 4, big)).toBeGreaterThan(big); // 4 rows would be blocks of 3
+    expect(blockPlan(c, 1024, 4, big)).toEqual({ rows: 3, layerRecompute: true });
   });
 
   it('scoring without a tape: chunks of rows whose widest intermediates stay within ~1 GB, 1 to 64 rows', () => {
