@@ -140,7 +140,7 @@ export const METRICS: readonly MetricInfo[] = [
   m('ratio/min', 'Importance ratio (min)', 'mean', 'objective', 'Smallest ratio of the step.'),
   m('ratio/max', 'Importance ratio (max)', 'mean', 'objective', 'Largest ratio of the step.'),
   m('ratio/log_abs_mean', 'Mean |log ratio|', 'mean', 'objective', 'Mean absolute log-ratio: how far the policy moved from the behaviour policy.'),
-  m('ratio/clamped', 'Clamped log-ratios', 'fraction', 'objective', 'Share of log-ratios held at the numeric clamp.'),
+  m('ratio/clamped', 'Clamped log-ratios', 'count', 'objective', 'Training units whose log-ratio was held at the numeric clamp (±20 nats), per mini-batch.'),
   m('clip/frac', 'Clipped fraction', 'fraction', 'objective', 'Share of training units whose term was clipped.'),
   m('clip/frac_low', 'Clipped fraction (low side)', 'fraction', 'objective', 'Share clipped below 1 − ε (negative advantages).'),
   m('clip/frac_high', 'Clipped fraction (high side)', 'fraction', 'objective', 'Share clipped above 1 + ε (positive advantages).'),

@@ -12,5 +12,6 @@ export type { ObjectiveVariant, VariantOutput } from './variants';
 export { groupAdvantages, pooledAdvantages, sampleStd, type AdvantageOptions } from './advantages';
 export { GROUPING_REGISTRY, getGrouping, type AdvantageGrouping } from './groupings';
 export { buildObjectiveInputs, disposeObjectiveInputs, objectiveTotals } from './tensors';
+export { SURROGATE_METRIC_COMBINE, type MetricCombine } from './surrogate';
 export type { ObjectiveInputs, ObjectiveTotals } from './tensors';
 export type * from './types';

@@ -12,10 +12,33 @@
  * a clipped unit contributes exactly zero. Beyond the ±20 clamp the gradient is 0 as well.
  *
  * `weight` says which units count for the diagnostics (1 for events and members; the mask for
- * tokens) and `weightTotal` is their number (>= 1).
+ * tokens) and `weightTotal` is their number (>= 1). A trainer that splits a mini-batch passes the
+ * whole mini-batch's total, so a micro-batch's means are its share of the mini-batch's and add up
+ * across micro-batches (`SURROGATE_METRIC_COMBINE`).
  */
 import * as tf from '@tensorflow/tfjs';
 import { LOG_RATIO_CLAMP, type ObjectiveConfig } from './config';
+
+/**
+ * How each diagnostic of a micro-batch combines into its mini-batch's (train/update.ts): the means
+ * and the clamped count divide by the whole mini-batch's totals or none, so they add up; the
+ * extremes take the extreme (absent in a micro-batch where no unit counts).
+ */
+export const SURROGATE_METRIC_COMBINE = {
+  'clip/frac_low': 'sum',
+  'clip/frac_high': 'sum',
+  'clip/frac': 'sum',
+  'clip/frac_dual': 'sum',
+  'ratio/mean': 'sum',
+  'ratio/min': 'min',
+  'ratio/max': 'max',
+  'ratio/log_abs_mean': 'sum',
+  'ratio/clamped': 'sum',
+  'kl/approx': 'sum',
+} as const satisfies Record<string, MetricCombine>;
+
+/** How a metric of several micro-batches becomes one (sum of shares, or the extreme). */
+export type MetricCombine = 'sum' | 'min' | 'max';
 
 export interface SurrogateOutput {
   psi: tf.Tensor; // same shape as L

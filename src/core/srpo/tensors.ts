@@ -50,6 +50,8 @@ export interface ObjectiveTotals {
   tokens: number;
   /** Members (member-level variants). */
   members: number;
+  /** Events (SRPO's per-event diagnostics). */
+  events: number;
 }
 
 export function objectiveTotals(batch: PreparedBatch, config: ObjectiveConfig): ObjectiveTotals {
@@ -64,6 +66,7 @@ export function objectiveTotals(batch: PreparedBatch, config: ObjectiveConfig): 
       batch.members.reduce((a, m) => a + m.length, 0),
     ),
     members: Math.max(1, batch.members.length),
+    events: Math.max(1, batch.events.length),
   };
 }
 

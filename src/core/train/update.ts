@@ -21,7 +21,15 @@ import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../config';
 import { mixSeed, mulberry32, permutation } from '../models/random';
 import type { Policies } from '../policies/types';
-import { buildObjectiveInputs, getVariant, objectiveTotals, type ObjectiveConfig, type PreparedBatch } from '../srpo';
+import {
+  buildObjectiveInputs,
+  getVariant,
+  objectiveTotals,
+  SURROGATE_METRIC_COMBINE,
+  type MetricCombine,
+  type ObjectiveConfig,
+  type PreparedBatch,
+} from '../srpo';
 import { packOutputs, unpackOutputs, type EventOutcome, type PackLayout } from '../srpo/readBack';
 import type { ObjectiveTotals } from '../srpo/tensors';
 import type { AdamW } from './optimizer';
@@ -144,8 +152,25 @@ interface MiniBatchResult {
   passes: number;
 }
 
-/** Metric keys that are sums over micro-batches (each already divided by the whole mini-batch's totals); the rest are averaged by event share. */
-const SUMMED_METRIC = /^(loss|kl)\//;
+/**
+ * How a micro-batch's metrics make the mini-batch's: the losses, the KL term and the objective's
+ * means are already divided by the whole mini-batch's totals, so they add up; the ratio's extremes
+ * take the extreme. A metric not listed here is an error (it would need a rule).
+ */
+const MICRO_BATCH_COMBINE: Readonly<Record<string, MetricCombine>> = {
+  'loss/policy': 'sum',
+  'loss/total': 'sum',
+  'kl/ref': 'sum',
+  ...SURROGATE_METRIC_COMBINE,
+};
+
+/** `value` combined into `into[key]` by MICRO_BATCH_COMBINE. */
+function combineMetric(into: Record<string, number>, key: string, value: number): void {
+  const rule = MICRO_BATCH_COMBINE[key];
+  if (!rule) throw new Error(`update: metric ${key} has no micro-batch rule (MICRO_BATCH_COMBINE)`);
+  const prev = into[key];
+  into[key] = prev === undefined ? value : rule === 'sum' ? prev + value : rule === 'min' ? Math.min(prev, value) : Math.max(prev, value);
+}
 
 /**
  * One optimizer step on the events `eventIdx` of `full`: the summed gradients of its micro-batches
@@ -171,7 +196,7 @@ function updateMiniBatch(mb: MiniBatchContext): MiniBatchResult {
  * The forward/backward of each micro-batch (update.microBatchRows, the tape budget) of the mini-batch, each with
  * the WHOLE mini-batch's denominators (srpo/tensors.ts ObjectiveTotals; the KL's token count
  * likewise), so the summed gradients and losses equal those of one pass over the mini-batch
- * (SRPO.md point 7). Metrics under loss/ and kl/ add up; the rest are averaged by event share.
+ * (SRPO.md point 7). Their metrics combine by MICRO_BATCH_COMBINE.
  * Returns the summed gradients by variable name (the caller owns them).
  */
 function accumulate(mb: MiniBatchContext, mini: SubBatch) {
@@ -194,8 +219,7 @@ function accumulate(mb: MiniBatchContext, mini: SubBatch) {
     const sub = micros.length === 1 ? mini : subBatch(full, micro, samples, policies.ids());
     const r = microStep(mb, sub, denominators);
     loss += r.loss;
-    const share = micro.length / eventIdx.length;
-    for (const [k, v] of Object.entries(r.metrics)) out.metrics[k] = (out.metrics[k] ?? 0) + (SUMMED_METRIC.test(k) ? v : v * share);
+    for (const [k, v] of Object.entries(r.metrics)) combineMetric(out.metrics, k, v);
     r.events.forEach((o, i) => out.events.set(sub.eventOf[i], o));
     r.memberLogRatios.forEach((l, row) => out.memberLogRatios.set(sub.memberOf[row], l));
     r.memberLogpCur.forEach((lp, row) => out.memberLogpCur.set(sub.memberOf[row], lp));

@@ -280,6 +280,9 @@ describe('Hugging Face policies (LoRA over one frozen base)', () => {
     expect(packed.r.metrics['loss/total']).toBeCloseTo(whole.r.metrics['loss/total'], 5);
     expect(packed.r.metrics['grad/norm']).toBeCloseTo(whole.r.metrics['grad/norm'], 4);
     expect(whole.r.metrics['grad/norm']).toBeGreaterThan(0);
+    // Every metric as one pass reports it: the objective's means add up over micro-batches (each a share of the whole), the extremes take the extreme.
+    expect(whole.r.metrics['ratio/mean']).toBeCloseTo(1, 3);
+    for (const [k, v] of Object.entries(whole.r.metrics)) if (k !== 'update/passes') expect(packed.r.metrics[k], k).toBeCloseTo(v, 4);
     for (const [name, v] of whole.weights) {
       const w = packed.weights.get(name)!;
       v.forEach((x, i) => expect(Math.abs(x - w[i]), name).toBeLessThan(1e-5));

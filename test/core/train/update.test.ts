@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveRunConfig } from '../../../src/core/config';
 import { mulberry32 } from '../../../src/core/models';
 import type { HfPolicies } from '../../../src/core/policies/hf';
-import { computeObjective, objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../../../src/core/srpo';
+import { ALGORITHMS, computeObjective, objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../../../src/core/srpo';
 import { AdamW } from '../../../src/core/train/optimizer';
 import { runUpdate, subBatch, type MemberSample } from '../../../src/core/train/update';
 import { labPolicies } from './labPolicies';
@@ -220,6 +220,23 @@ describe('event-atomic policy update', () => {
       expect(r.metrics['loss/policy']).toBeCloseTo((await computeObjective(batch, objective)).loss, 5);
       for (const o of optimizers.values()) o.dispose();
       policies.dispose();
+    }
+  });
+
+  it('reports every metric of a micro-batched update as one pass does, for every variant (the means add up, the extremes take the extreme)', () => {
+    for (const algorithm of ALGORITHMS) {
+      const [one, split] = [0, 2].map((microBatchRows) => {
+        const { policies, samples, batch } = synthetic(11);
+        const objective = objectiveConfig({ algorithm });
+        const { ctx, optimizers } = context(policies, { epochs: 2, miniBatches: 1, microBatchRows });
+        const r = runUpdate(prepareObjectiveBatch(batch, objective), samples, objective, ctx);
+        for (const o of optimizers.values()) o.dispose();
+        policies.dispose();
+        return r.metrics;
+      });
+      expect(split['update/passes'], algorithm).toBeGreaterThan(one['update/passes']);
+      expect(one['ratio/max'], algorithm).toBeGreaterThan(one['ratio/min']); // the second epoch moved the ratios
+      for (const [k, v] of Object.entries(one)) if (k !== 'update/passes') expect(split[k], `${algorithm} ${k}`).toBeCloseTo(v, 4);
     }
   });
 

@@ -22,7 +22,8 @@ export const srpo: ObjectiveVariant = {
     const perEventSum = tf.reshape(tf.matMul(x.membership, tf.reshape(l, [-1, 1])), [-1]); // [E]
     const setLogRatio = tf.mul(perEventSum, x.setScale) as tf.Tensor1D; // [E] nats
     const ones = tf.onesLike(setLogRatio);
-    const s = clippedSurrogate(setLogRatio, x.eventAdvantage, ones, Math.max(1, ones.size), config);
+    // Diagnostics over the whole mini-batch's events (a micro-batch's are its share: they add up).
+    const s = clippedSurrogate(setLogRatio, x.eventAdvantage, ones, x.totals.events, config);
     const loss = tf.neg(tf.div(tf.sum(tf.mul(s.psi, x.eventWeight)), x.totals.eventWeight)) as tf.Scalar;
     return {
       loss,
