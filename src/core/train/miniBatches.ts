@@ -4,7 +4,7 @@
  * self-contained PreparedBatch whose member rows are grouped by policy, and event-atomic
  * micro-batches of at most update.microBatchRows member rows whose pass fits the tape budget.
  * Plain index arithmetic, no tensors. Not here: the forward/backward and the optimizer step (update.ts).
- * Tests: test/core/train/update.test.ts (subBatch, and through runUpdate).
+ * Tests: test/core/train/miniBatches.test.ts (the packing), update.test.ts (subBatch, and through runUpdate).
  */
 import type { Policies } from '../policies/types';
 import type { PreparedBatch, PreparedEvent, PreparedMember } from '../srpo';
