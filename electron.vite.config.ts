@@ -5,6 +5,8 @@
 // out/main/labWorker.js) and `engine` (src/engine/main.ts, run by the desktop app as an Electron
 // utility process: out/main/engine.js). All CommonJS like the main bundle; tsx is not available
 // inside a packaged app. Code they share lands in out/main/chunks/.
+// The renderer is built without Vue's Options API (every component is <script setup>): each
+// component's mount otherwise ran the Options API's setup for options it does not have.
 import { resolve } from 'node:path';
 import vue from '@vitejs/plugin-vue';
 import { defineConfig } from 'electron-vite';
@@ -31,6 +33,7 @@ export default defineConfig({
   renderer: {
     root: resolve(__dirname, 'src/renderer'),
     build: { rollupOptions: { input: { index: resolve(__dirname, 'src/renderer/index.html') } } },
+    define: { __VUE_OPTIONS_API__: 'false' },
     plugins: [vue()],
   },
 });

@@ -7,7 +7,7 @@
  * per page kind ('dashboard', 'compare'), not per run. `warmRememberedViews` reads them once
  * while the page is idle (main.ts): a page's first localStorage read loads the whole storage area
  * from the browser process synchronously, and the first chart page opened would otherwise wait
- * for it; later reads come from the page's copy. Tested by test/renderer/useChartView.test.ts.
+ * for it; later opens use what was read (or last written). Tested by test/renderer/useChartView.test.ts.
  */
 import { reactive, watch } from 'vue';
 import { DEFAULT_VIEW, queryHasView, viewFromJson, viewFromQuery, viewToQuery, type ChartView } from '../../../shared/chartView';
@@ -15,9 +15,23 @@ import { useRoute } from './useRoute';
 
 const storageKey = (page: string) => `srpo-lab.chartView.${page}`;
 
+/**
+ * What the storage holds for each page kind, as this page last read or wrote it: the storage is
+ * read once per page kind (a read of localStorage cost a chart page's open a millisecond or two,
+ * every time), and a view opened unchanged is not written again. Another window's write (the
+ * storage event) drops the copy.
+ */
+const stored = new Map<string, string | null>();
+if (typeof window.addEventListener === 'function') window.addEventListener('storage', () => stored.clear());
+
+function storedJson(page: string): string | null {
+  if (!stored.has(page)) stored.set(page, window.localStorage.getItem(storageKey(page)));
+  return stored.get(page)!;
+}
+
 function remembered(page: string): ChartView | null {
   try {
-    return viewFromJson(window.localStorage.getItem(storageKey(page)));
+    return viewFromJson(storedJson(page));
   } catch {
     return null; // storage unavailable (a sandboxed or private window): the default view
   }
@@ -59,17 +73,23 @@ export function useChartView(page: (typeof PAGES)[number]): ChartView {
   function persist(): void {
     const v: ChartView = { smoothing: view.smoothing, xAxis: view.xAxis, yScale: view.yScale, panels: [...view.panels] };
     try {
-      window.localStorage.setItem(storageKey(page), JSON.stringify(v));
+      const json = JSON.stringify(v);
+      if (storedJson(page) !== json) {
+        window.localStorage.setItem(storageKey(page), json);
+        stored.set(page, json);
+      }
     } catch {
       // not remembered; the URL still carries it
     }
-    const next = hashWithQuery(viewToQuery(v), VIEW_KEYS);
-    if (next !== window.location.hash) {
-      window.history.replaceState(window.history.state, '', next);
-      // The router's view of the query follows (replaceState fires no hashchange).
-      Object.assign(route.query, viewToQuery(v));
-      for (const k of VIEW_KEYS) if (!(k in viewToQuery(v))) delete route.query[k];
-    }
+    // The address already says this view when the router's query does (it follows the address):
+    // then the address is not read or rewritten (reading it cost an open a millisecond or two).
+    const query = viewToQuery(v);
+    if (VIEW_KEYS.every((k) => route.query[k] === query[k])) return;
+    const next = hashWithQuery(query, VIEW_KEYS);
+    if (next !== window.location.hash) window.history.replaceState(window.history.state, '', next);
+    // The router's view of the query follows (replaceState fires no hashchange).
+    Object.assign(route.query, query);
+    for (const k of VIEW_KEYS) if (!(k in query)) delete route.query[k];
   }
   watch(view, persist, { deep: true, immediate: true });
   return view;
