@@ -83,7 +83,10 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     lastSkipReason: null,
     passes: 0,
   };
+  // The step's metrics over its applied optimizer steps: the mean, but the extremes (ratio/min,
+  // ratio/max) the step's extreme, as the catalogue describes them.
   const sums: Record<string, number> = {};
+  const extremes: Record<string, number> = {};
   const policies = ctx.policies;
   const { epochs, miniBatches } = ctx.config.update;
   for (let epoch = 0; epoch < epochs && full.events.length > 0; epoch++) {
@@ -98,7 +101,11 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
         result.lastSkipReason = r.skipReason;
       } else {
         result.applied++;
-        for (const [k, v] of Object.entries(r.metrics)) sums[k] = (sums[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(r.metrics)) {
+          const rule = MICRO_BATCH_COMBINE[k];
+          if (rule === 'min' || rule === 'max') extremes[k] = extremes[k] === undefined ? v : Math[rule](extremes[k], v);
+          else sums[k] = (sums[k] ?? 0) + v;
+        }
       }
       r.events.forEach((o, e) => result.events.set(e, o));
       r.memberLogRatios.forEach((l, j) => result.memberLogRatios.set(j, l));
@@ -107,6 +114,7 @@ export function runUpdate(full: PreparedBatch, samples: readonly MemberSample[],
     }
   }
   for (const [k, v] of Object.entries(sums)) result.metrics[k] = v / result.applied;
+  Object.assign(result.metrics, extremes);
   result.metrics['update/applied'] = result.applied;
   result.metrics['update/skipped'] = result.skipped;
   result.metrics['update/passes'] = result.passes;

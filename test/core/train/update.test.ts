@@ -240,6 +240,22 @@ describe('event-atomic policy update', () => {
     }
   });
 
+  it("reports the step's extreme ratios over all its optimizer steps (not the mean of each one's extremes)", () => {
+    const { policies, samples, batch } = synthetic(5);
+    const objective = objectiveConfig({});
+    // One epoch of two mini-batches: each event's ratio is read in exactly one optimizer step.
+    const { ctx, optimizers } = context(policies, { epochs: 1, miniBatches: 2 });
+    const r = runUpdate(prepareObjectiveBatch(batch, objective), samples, objective, ctx);
+    expect(r.applied).toBe(2);
+    const ratios = [...r.events.values()].map((e) => e.ratio);
+    // The first mini-batch scores before any step (every ratio 1); the second after one.
+    expect(ratios.some((x) => Math.abs(x - 1) > 1e-4)).toBe(true);
+    expect(r.metrics['ratio/min']).toBeCloseTo(Math.min(...ratios), 5);
+    expect(r.metrics['ratio/max']).toBeCloseTo(Math.max(...ratios), 5);
+    for (const o of optimizers.values()) o.dispose();
+    policies.dispose();
+  });
+
   it('refuses a KL penalty without reference log-probs (never the old log-probs in their place)', () => {
     const { policies, samples, batch } = synthetic(8);
     const objective = objectiveConfig({});
