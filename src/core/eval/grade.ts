@@ -97,8 +97,7 @@ function splitTopLevel(s: string, sep: string): string[] {
     const ch = s[i];
     if (ch === '\\') {
       const next = s[i + 1];
-      if (next === '{')
-        depth++; // `\{` and `\}` are brackets too
+      if (next === '{') depth++; // `\{` and `\}` are brackets too
       else if (next === '}') depth--;
       // skip the escaped character or the whole command name
       const m = /^\\[a-zA-Z]*/.exec(s.slice(i, i + 40));
