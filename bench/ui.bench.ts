@@ -33,9 +33,16 @@
  *   the median over steps that cross episodes, stay within one, and cross a list page.
  *   Goal: < 50.
  *
- * Medians of several repetitions; the machine is shared, so read them as orders of magnitude.
+ * Medians of several repetitions; the machine is shared, so read them as orders of magnitude, and
+ * compare two builds with bench/ui-ab.bench.ts (runs of this bench in alternation).
  * Headline: `BENCH ui dashboard_ms=... trace_step_ms=...`. Run: `npm run bench -- ui`.
  * Prints `BENCH ui skipped=no_chromium` where Chromium is absent.
+ * Environment (none changes what is measured when unset): UI_BENCH_RENDERER=<folder> serves that
+ * built renderer instead of out/renderer. Diagnostics, which slow what they watch:
+ * UI_BENCH_PROFILE=1|<folder> (CPU profiles of the opens, updates and the floor, printed by
+ * function; the raw .cpuprofile files into an existing folder), UI_BENCH_ALLOC=1 (where the opens
+ * allocate), UI_BENCH_TRACE=<file> with UI_BENCH_TRACE_RUN=<n>, and UI_BENCH_TRACE_FLOOR=<file>
+ * (Chromium traces with V8's GC events, for chrome://tracing or DevTools).
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -228,7 +235,7 @@ const ARM_DASHBOARD = (keys: string[], want: number[]) => `void (window.__dash =
 
 /** What the diagnostic traces record (UI_BENCH_TRACE, UI_BENCH_TRACE_FLOOR): DevTools' timeline, V8 and the compositor. */
 const TRACE_CATEGORIES =
-  'devtools.timeline,disabled-by-default-devtools.timeline,disabled-by-default-devtools.timeline.stack,disabled-by-default-devtools.timeline.frame,blink.user_timing,v8.execute,toplevel,cc,viz,gpu';
+  'devtools.timeline,disabled-by-default-devtools.timeline,v8,disabled-by-default-v8.gc,disabled-by-default-devtools.timeline.stack,disabled-by-default-devtools.timeline.frame,blink.user_timing,v8.execute,toplevel,cc,viz,gpu';
 
 /** bench/page/echartsFloor.ts built for the browser (one script defining `window.echartsFloorPage`). */
 async function floorScript(): Promise<string> {
@@ -288,6 +295,30 @@ function profileAdd(p: CpuProfile, into: Map<string, { self: number; total: numb
   });
 }
 
+/** A node of V8's sampling heap profile (only what allocAdd reads). */
+interface AllocNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocNode[];
+}
+
+/** Sampled every 4 KiB on average, counting objects a GC has collected since (most of an open's garbage). */
+const ALLOC_SAMPLING = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+
+/** Diagnostics only (UI_BENCH_ALLOC=1): adds a sampling heap profile's bytes into `into` by allocating function. */
+function allocAdd(n: AllocNode, into: Map<string, number>): void {
+  const f = n.callFrame;
+  const k = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
+  into.set(k, (into.get(k) ?? 0) + n.selfSize);
+  for (const c of n.children) allocAdd(c, into);
+}
+
+function allocPrint(title: string, m: Map<string, number>, runs: number): void {
+  const total = [...m.values()].reduce((a, b) => a + b, 0);
+  console.log(`allocations ${title}: ${(total / runs / 1024).toFixed(0)} KiB per open; top functions (KiB per open)`);
+  for (const [k, b] of [...m].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(b / runs / 1024).toFixed(0).padStart(6)}  ${k}`);
+}
+
 function profilePrint(title: string, m: Map<string, { self: number; total: number }>, runs: number): void {
   const rows = [...m].filter(([k]) => !k.startsWith('(root)') && !k.startsWith('(program)') && !k.startsWith('(idle)'));
   console.log(`profile ${title} (ms per run, ${runs} runs): top self`);
@@ -304,10 +335,13 @@ async function main(): Promise<void> {
     headline('ui', { skipped: 'no_chromium' });
     return;
   }
-  if (!existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
+  // UI_BENCH_RENDERER=<folder>: another built renderer (bench/ui-ab.bench.ts passes each build it compares).
+  const rendererDir = process.env.UI_BENCH_RENDERER;
+  if (rendererDir && !existsSync(join(rendererDir, 'index.html'))) throw new Error(`UI_BENCH_RENDERER=${rendererDir} has no index.html`);
+  if (!rendererDir && !existsSync('out/renderer/index.html')) execSync('npx electron-vite build', { stdio: 'inherit' });
   const dir = mkdtempSync(join(tmpdir(), 'srpo-ui-bench-'));
   const service = new LabService({ dbPath: join(dir, 'lab.db'), launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
-  const server = await startLabServer({ service });
+  const server = await startLabServer({ service, rendererDir });
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: CHROMIUM_ARGS,
@@ -367,6 +401,10 @@ async function main(): Promise<void> {
       render: new Map<string, { self: number; total: number }>(),
       update: new Map<string, { self: number; total: number }>(),
     };
+    // UI_BENCH_ALLOC=1: where the opens allocate (V8's sampling heap profiler; diagnostics, slows them).
+    const allocating = !!process.env.UI_BENCH_ALLOC;
+    const allocs = { first: new Map<string, number>(), render: new Map<string, number>() };
+    if (allocating) await cdp.send('HeapProfiler.enable');
     if (profiling) {
       await cdp.send('Profiler.enable');
       await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
@@ -398,6 +436,7 @@ async function main(): Promise<void> {
       await frames(page);
       const cpu0 = await threadMs();
       if (profiling) await cdp.send('Profiler.start');
+      if (allocating) await cdp.send('HeapProfiler.startSampling', ALLOC_SAMPLING);
       if (traceFile && r === tracedOpen) await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
       t0 = performance.now();
       // Armed, started and navigated in one evaluate: the in-page time starts at the navigation.
@@ -411,6 +450,8 @@ async function main(): Promise<void> {
       // polling ran in the page being measured (its main-thread CPU), which the floor's page has not.
       const renderAt = (await page.evaluate('window.__dash')) as number;
       if (profiling) await profileStop(r > 0 ? profiles.render : profiles.first);
+      if (allocating)
+        allocAdd(((await cdp.send('HeapProfiler.stopSampling')) as { profile: { head: AllocNode } }).profile.head, r > 0 ? allocs.render : allocs.first);
       await frames(page);
       const renderOut = performance.now() - t0;
       const render = renderAt - renderStart;
@@ -485,6 +526,7 @@ async function main(): Promise<void> {
       );
     }
     if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
+    if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 
@@ -516,9 +558,20 @@ async function main(): Promise<void> {
       floorCdp.on('Tracing.dataCollected', (e) => floorTrace.push(...(e.value as unknown[])));
       await floorCdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
     }
+    // UI_BENCH_PROFILE: the floor's measured repetitions profiled too, beside the dashboard's phases.
+    if (profiling) {
+      await floorCdp.send('Profiler.enable');
+      await floorCdp.send('Profiler.setSamplingInterval', { interval: 100 });
+      await floorCdp.send('Profiler.start');
+    }
     const floorCpu0 = await floorThreadMs();
     const floor = await floorRun(RUNS);
     const floorCpu = ((await floorThreadMs()) - floorCpu0) / RUNS;
+    if (profiling) {
+      const floorProfile = new Map<string, { self: number; total: number }>();
+      profileAdd((await floorCdp.send('Profiler.stop')).profile as CpuProfile, floorProfile);
+      profilePrint('floor (render + update)', floorProfile, RUNS);
+    }
     if (floorTraceFile) {
       const done = new Promise((resolve) => floorCdp.once('Tracing.tracingComplete', resolve));
       await floorCdp.send('Tracing.end');

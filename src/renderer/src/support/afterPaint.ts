@@ -3,7 +3,8 @@
  * but not in its first frame (a reopened dashboard's revalidating requests, its summary's series),
  * so that neither the work nor its answers share the main thread and the cores with the frame that
  * shows the charts. Two animation frames: the second callback comes at the next vsync, after the
- * first frame was committed and rasterised; then a task, so that callback's frame is not held up.
+ * first frame was committed (on a slow machine its tiles may still be rastering then, and the frame
+ * not yet on screen: decision 077); then a task, so that callback's frame is not held up.
  * Where animation frames do not come the work does not wait for them: without
  * requestAnimationFrame (the renderer tests) it runs in the next task, and in a hidden page (no
  * frames) after FALLBACK_MS at most.
