@@ -42,6 +42,20 @@ export function headline(name: string, values: Record<string, number | string>):
   console.log(`BENCH ${name} ${kv}`);
 }
 
+/**
+ * The key=value pairs of a line as `headline` prints them (or a child process's last line), values
+ * as strings; words without `=` (`BENCH name`) are left out.
+ */
+export function keyValues(line: string): Record<string, string> {
+  return Object.fromEntries(
+    line
+      .trim()
+      .split(/\s+/)
+      .filter((w) => w.includes('='))
+      .map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]),
+  );
+}
+
 /** Qwen3's real vocabulary and settings, for config.json files of the benches' random models. */
 const QWEN3 = {
   architectures: ['Qwen3ForCausalLM'],

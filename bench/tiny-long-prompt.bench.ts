@@ -29,7 +29,7 @@ import { openTensorSource } from '../src/core/models/hf/safetensorsFile';
 import { readHfConfig } from '../src/core/models/hf/config';
 import { mulberry32 } from '../src/core/models/random';
 import { Trainer } from '../src/core/train/trainer';
-import { headline } from './lib';
+import { headline, keyValues } from './lib';
 
 const FIXTURE = resolve(__dirname, '../test/fixtures/hf/qwen3-tiny');
 const env = (name: string, dflt: number) => (process.env[name] !== undefined ? Number(process.env[name]) : dflt);
@@ -133,7 +133,7 @@ function child(mode: string): Record<string, string> {
   const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   if (r.status !== 0) throw new Error(`tiny-long-prompt child "${mode}" failed (exit ${r.status}): ${last}`);
   console.log(`  ${mode}: ${last}`);
-  return Object.fromEntries(last.split(' ').map((kv) => kv.split('=') as [string, string]));
+  return keyValues(last);
 }
 
 /** `tiny_long_prompt_peak_gb` alone (one child, recompute on): what real-shape.bench.ts repeats. */

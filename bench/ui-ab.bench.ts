@@ -19,7 +19,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { headline, median } from './lib';
+import { headline, keyValues, median } from './lib';
 
 /** The ui bench's headline figures compared here, and the two ratios made from them. */
 const FIGURES = ['dashboard_ms', 'render_ms', 'update_ms', 'dashboard_cpu_ms', 'echarts_floor_ms', 'first_open_ms', 'trace_step_ms'] as const;
@@ -73,13 +73,7 @@ function runUi(renderer: string, load: number): Figures {
   const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   if (r.status !== 0 || !line.startsWith('BENCH ui '))
     throw new Error(`ui bench failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`);
-  const kv = Object.fromEntries(
-    line
-      .slice('BENCH ui '.length)
-      .split(' ')
-      .map((p) => p.split('='))
-      .map(([k, v]) => [k, Number(v)]),
-  ) as Record<string, number>;
+  const kv = Object.fromEntries(Object.entries(keyValues(line)).map(([k, v]) => [k, Number(v)]));
   if (kv.skipped !== undefined || !Number.isFinite(kv.dashboard_ms)) throw new Error(`ui bench gave no figures: ${line}`);
   const f = Object.fromEntries(FIGURES.map((k) => [k, kv[k]])) as Figures;
   f.ratio = kv.dashboard_ms / kv.echarts_floor_ms;

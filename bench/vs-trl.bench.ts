@@ -56,7 +56,7 @@ import type { CompletionRow, Policies, PolicyRef, TrainingNoise } from '../src/c
 import { objectiveConfig, prepareObjectiveBatch, type ObjectiveBatch } from '../src/core/srpo';
 import { AdamW } from '../src/core/train/optimizer';
 import { runUpdate, type MemberSample } from '../src/core/train/update';
-import { headline, median, QWEN3_SHAPES, randomSource } from './lib';
+import { headline, keyValues, median, QWEN3_SHAPES, randomSource } from './lib';
 
 const env = (name: string, dflt: number) => (process.env[name] !== undefined ? Number(process.env[name]) : dflt);
 const PROMPTS = env('VS_TRL_PROMPTS', 8);
@@ -146,12 +146,7 @@ function runTrl(folder: string, prompts: number[][], root: string): { stepMs: nu
   const r = spawnSync(python, [script, spec], { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: String(THREADS), TOKENIZERS_PARALLELISM: 'false' } });
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('TRL ')) ?? '';
   if (r.status !== 0 || !line) return { skipped: `TRL run failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}` };
-  const kv = Object.fromEntries(
-    line
-      .slice(4)
-      .split(' ')
-      .map((s) => s.split('=') as [string, string]),
-  );
+  const kv = keyValues(line);
   return { stepMs: Number(kv.step_ms), genMs: Number(kv.gen_ms), line };
 }
 

@@ -5,10 +5,9 @@
 // Other arguments are not passed on: it always lints the tree.
 // The layout: oxfmt (.oxfmtrc.json) for TypeScript and JavaScript, Prettier (.prettierrc.json) for
 // the Vue files. oxfmt is Prettier-compatible and gives Prettier's layout on every .ts/.js file of
-// the tree (one comment placement differed, in grade.ts); it checks them in under a second, where
-// Prettier took 20-28 s of the lint's ~45 s on 2 cores beside ESLint. Its Vue templates differ from
-// Prettier's in whitespace between inline elements, which can change what is shown, so the Vue
-// files stay with Prettier. Both skip what .prettierignore and .gitignore list (oxfmt reads both).
+// the tree (one comment placement differed, in grade.ts) in a small part of Prettier's time
+// (decision 076). Its Vue templates differ from Prettier's in whitespace between inline elements,
+// which can change what is shown, so the Vue files stay with Prettier. Both skip what .prettierignore and .gitignore list (oxfmt reads both).
 // Tested by running it: CI's lint step is this script (.ci/run).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';

@@ -17,8 +17,8 @@ const storageKey = (page: string) => `srpo-lab.chartView.${page}`;
 
 /**
  * What the storage holds for each page kind, as this page last read or wrote it: the storage is
- * read once per page kind (a read of localStorage cost a chart page's open a millisecond or two,
- * every time), and a view opened unchanged is not written again. Another window's write (the
+ * read once per page kind (each read of localStorage had cost every chart page's open; decision
+ * 075), and a view opened unchanged is not written again. Another window's write (the
  * storage event) drops the copy.
  */
 const stored = new Map<string, string | null>();
@@ -82,7 +82,7 @@ export function useChartView(page: (typeof PAGES)[number]): ChartView {
       // not remembered; the URL still carries it
     }
     // The address already says this view when the router's query does (it follows the address):
-    // then the address is not read or rewritten (reading it cost an open a millisecond or two).
+    // then the address is not read or rewritten (reading it had cost every open; decision 075).
     const query = viewToQuery(v);
     if (VIEW_KEYS.every((k) => route.query[k] === query[k])) return;
     const next = hashWithQuery(query, VIEW_KEYS);
