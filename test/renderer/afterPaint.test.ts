@@ -1,4 +1,4 @@
-// Work after the frame being drawn is painted (src/renderer/src/support/afterPaint.ts): two
+// Work after the frame being drawn is painted (src/renderer/src/support/afterPaint.ts): three
 // animation frames and then a task; nothing after a cancel; a timer where frames do not come (a
 // hidden page), and the next task where the page has no requestAnimationFrame at all.
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -28,7 +28,7 @@ afterEach(() => {
 });
 
 describe('afterPaint', () => {
-  it('runs the work in a task after the second animation frame, once', () => {
+  it('runs the work in a task after the third animation frame, once', () => {
     vi.useFakeTimers();
     const frames = fakeFrames();
     const work = vi.fn();
@@ -37,7 +37,10 @@ describe('afterPaint', () => {
     frames.frame(); // the frame that draws the view
     vi.advanceTimersByTime(0);
     expect(work).not.toHaveBeenCalled();
-    frames.frame(); // the next one: the first has been painted
+    frames.frame(); // the next one: the first has been committed
+    vi.advanceTimersByTime(0);
+    expect(work).not.toHaveBeenCalled();
+    frames.frame(); // one more: the first is no longer rastering
     expect(work).not.toHaveBeenCalled(); // not inside the frame's callback
     vi.advanceTimersByTime(0);
     expect(work).toHaveBeenCalledTimes(1);
