@@ -15,7 +15,9 @@
  *   the bench's own polls in it: it waits on the in-page promise). Goal: < 100.
  *   `echarts_floor_ms`, side by side in the same run: the same five panels (plot size and point
  *   count read off the dashboard) drawn and updated by ECharts alone in a blank page of the same
- *   browser (bench/page/echartsFloor.ts, built with vite), timed the same way. The dashboard
+ *   browser (bench/page/echartsFloor.ts, built with vite), timed the same way, one repetition
+ *   right after each of the dashboard's (openFloor: both sample the machine at the same moments,
+ *   and a second browser context keeps both pages on screen without switching tabs). The dashboard
  *   cannot beat it; dashboard_ms / echarts_floor_ms is the app's own overhead (fetching the series,
  *   Vue, the other panels), and echarts_floor_ms alone says what the charting library costs on
  *   this machine. `echarts_floor_cpu_ms`: the floor's main-thread CPU per render + update (CDP
@@ -38,7 +40,8 @@
  * Headline: `BENCH ui dashboard_ms=... trace_step_ms=...`. Run: `npm run bench -- ui`.
  * Prints `BENCH ui skipped=no_chromium` where Chromium is absent.
  * Environment (none changes what is measured when unset): UI_BENCH_RENDERER=<folder> serves that
- * built renderer instead of out/renderer. Diagnostics, which slow what they watch:
+ * built renderer instead of out/renderer; UI_BENCH_RUNS=<n> measured opens and floor repetitions
+ * (default 10). Diagnostics, which slow what they watch:
  * UI_BENCH_PROFILE=1|<folder> (CPU profiles of the opens, updates and the floor, printed by
  * function; the raw .cpuprofile files into an existing folder), UI_BENCH_ALLOC=1 (where the opens
  * allocate), UI_BENCH_TRACE=<file> with UI_BENCH_TRACE_RUN=<n>, and UI_BENCH_TRACE_FLOOR=<file>
@@ -74,7 +77,9 @@ const EVENTS = 250_000;
 const MEMBERS_PER_EVENT = 4;
 const EVENTS_PER_EPISODE = 5;
 const EPISODES_PER_STEP = 25; // 2,000 steps
-const RUNS = 5;
+/** Measured opens (each with its live update), after one warm-up: UI_BENCH_RUNS, default 10. */
+const RUNS = Number(process.env.UI_BENCH_RUNS ?? 10);
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`UI_BENCH_RUNS=${process.env.UI_BENCH_RUNS}: a whole number of measured opens, at least 1`);
 const TRACE_STEPS = 24;
 
 function writeMetrics(store: LabStore, runId: number): void {
@@ -252,6 +257,41 @@ async function floorScript(): Promise<string> {
   return chunk.code;
 }
 
+/**
+ * The ECharts floor's page: the same five panels drawn by ECharts alone in a blank page of the
+ * same browser (bench/page/echartsFloor.ts), at the dashboard's plot size (read off its first
+ * open) and point count. `rep()` runs one repetition (render, then one live update) and returns
+ * its times to presentation and its main-thread CPU (ThreadTime, as the dashboard's; the page is
+ * idle between its phases). The bench runs one repetition after each dashboard open, in this page
+ * beside the dashboard's and never brought to the front (no page is: a tab brought back to the
+ * front was slower for its next open, decision 077), so that the floor and the dashboard sample
+ * the shared machine at the same moments; run after all the opens, a floor drawn tens of seconds
+ * later moved the ratio as much as any change to the app (decision 078).
+ */
+async function openFloor(page: Page, problems: string[]) {
+  const plot = await page.evaluate((k) => {
+    const r = document.querySelector(`[data-chart="${k}"] .canvas`)!.getBoundingClientRect();
+    return { width: Math.floor(r.width), height: Math.floor(r.height) };
+  }, SERIES[0]);
+  const points = (await chartCounts(page))[0];
+  const floorContext = await page.context().browser()!.newContext({ viewport: page.viewportSize()! });
+  const floorPage = await floorContext.newPage();
+  floorPage.on('pageerror', (e) => problems.push(`ECharts floor page: ${e.message}`));
+  await floorPage.setContent('<body style="margin:0;background:#0f1218"></body>');
+  await floorPage.addScriptTag({ content: await floorScript() });
+  const cdp = await floorContext.newCDPSession(floorPage);
+  await cdp.send('Performance.enable');
+  const threadMs = async () => 1000 * ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
+  const rep = async () => {
+    const cpu0 = await threadMs();
+    const got = (await floorPage.evaluate(
+      `window.echartsFloorPage.echartsFloor({ panels: ${SERIES.length}, points: ${points}, width: ${plot.width}, height: ${plot.height}, repetitions: 1, presented: ${PRESENTED} })`,
+    )) as { render: number[]; update: number[] };
+    return { render: got.render[0], update: got.update[0], cpu: (await threadMs()) - cpu0 };
+  };
+  return { page: floorPage, cdp, plot, rep };
+}
+
 /** This process's clock on the page's scale (epoch ms), for a phase started here and timed there. */
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -427,6 +467,15 @@ async function main(): Promise<void> {
           JSON.stringify(profile),
         );
     };
+    // The floor (openFloor): set up after the first open, one repetition after each measured one.
+    let floor: Awaited<ReturnType<typeof openFloor>> | null = null;
+    const floorRenders: number[] = [];
+    const floorUpdates: number[] = [];
+    const floorCpus: number[] = [];
+    const floorProfile = new Map<string, { self: number; total: number }>();
+    // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
+    const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
+    const floorTrace: unknown[] = [];
     let nextStep = POINTS;
     // The first open in this fresh server (nothing cached by the LabService): r = 0's render.
     let firstOpen = NaN;
@@ -524,65 +573,45 @@ async function main(): Promise<void> {
         `dashboard ${r === 0 ? '(warm-up) ' : ''}render ${render.toFixed(1)} ms (points ${before.join('/')}), live update ${update.toFixed(1)} ms; ` +
           `from this process ${renderOut.toFixed(1)} + ${updateOut.toFixed(1)} ms; page main-thread CPU ${(cpu1 - cpu0).toFixed(0)} + ${(cpu3 - cpu2).toFixed(0)} ms`,
       );
+      if (!floor) {
+        floor = await openFloor(page, problems);
+        await floor.rep(); // its warm-up, as the first open is the dashboard's
+        if (floorTraceFile) {
+          floor.cdp.on('Tracing.dataCollected', (e) => floorTrace.push(...(e.value as unknown[])));
+          await floor.cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
+        }
+        if (profiling) {
+          await floor.cdp.send('Profiler.enable');
+          await floor.cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+        }
+      } else {
+        if (profiling) await floor.cdp.send('Profiler.start');
+        const f = await floor.rep();
+        if (profiling) profileAdd((await floor.cdp.send('Profiler.stop')).profile as CpuProfile, floorProfile);
+        floorRenders.push(f.render);
+        floorUpdates.push(f.update);
+        floorCpus.push(f.cpu);
+        console.log(`ECharts floor render ${f.render.toFixed(1)} ms, live update ${f.update.toFixed(1)} ms; page main-thread CPU ${f.cpu.toFixed(0)} ms`);
+      }
     }
     if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
     if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 
-    // The ECharts floor: the same five panels drawn by ECharts alone in a blank page of the same
-    // browser (bench/page/echartsFloor.ts), at the dashboard's plot size and point count.
-    const plot = await page.evaluate((k) => {
-      const r = document.querySelector(`[data-chart="${k}"] .canvas`)!.getBoundingClientRect();
-      return { width: Math.floor(r.width), height: Math.floor(r.height) };
-    }, SERIES[0]);
-    const floorPage = await context.newPage();
-    floorPage.on('pageerror', (e) => problems.push(`ECharts floor page: ${e.message}`));
-    await floorPage.setContent('<body style="margin:0;background:#0f1218"></body>');
-    await floorPage.addScriptTag({ content: await floorScript() });
-    const floorPoints = (await chartCounts(page))[0];
-    const floorRun = (repetitions: number) =>
-      floorPage.evaluate(
-        `window.echartsFloorPage.echartsFloor({ panels: ${SERIES.length}, points: ${floorPoints}, width: ${plot.width}, height: ${plot.height}, repetitions: ${repetitions}, presented: ${PRESENTED} })`,
-      ) as Promise<{ render: number[]; update: number[] }>;
-    // The floor page's main-thread CPU as the dashboard's (ThreadTime): a repetition's render and
-    // update, averaged over RUNS after one warm-up repetition (its pauses between phases are idle).
-    const floorCdp = await context.newCDPSession(floorPage);
-    await floorCdp.send('Performance.enable');
-    const floorThreadMs = async () => 1000 * ((await floorCdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
-    await floorRun(1);
-    // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
-    const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
-    const floorTrace: unknown[] = [];
-    if (floorTraceFile) {
-      floorCdp.on('Tracing.dataCollected', (e) => floorTrace.push(...(e.value as unknown[])));
-      await floorCdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
-    }
-    // UI_BENCH_PROFILE: the floor's measured repetitions profiled too, beside the dashboard's phases.
-    if (profiling) {
-      await floorCdp.send('Profiler.enable');
-      await floorCdp.send('Profiler.setSamplingInterval', { interval: 100 });
-      await floorCdp.send('Profiler.start');
-    }
-    const floorCpu0 = await floorThreadMs();
-    const floor = await floorRun(RUNS);
-    const floorCpu = ((await floorThreadMs()) - floorCpu0) / RUNS;
-    if (profiling) {
-      const floorProfile = new Map<string, { self: number; total: number }>();
-      profileAdd((await floorCdp.send('Profiler.stop')).profile as CpuProfile, floorProfile);
-      profilePrint('floor (render + update)', floorProfile, RUNS);
-    }
-    if (floorTraceFile) {
-      const done = new Promise((resolve) => floorCdp.once('Tracing.tracingComplete', resolve));
-      await floorCdp.send('Tracing.end');
+    const floorRender = median(floorRenders);
+    const floorUpdate = median(floorUpdates);
+    const floorCpu = median(floorCpus);
+    if (profiling) profilePrint('floor (render + update)', floorProfile, RUNS);
+    if (floor && floorTraceFile) {
+      const done = new Promise((resolve) => floor!.cdp.once('Tracing.tracingComplete', resolve));
+      await floor.cdp.send('Tracing.end');
       await done;
-      writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: floor }));
+      writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: { render: floorRenders, update: floorUpdates } }));
     }
-    await floorPage.close();
-    const floorRender = median(floor.render);
-    const floorUpdate = median(floor.update);
+    await floor?.page.context().close();
     console.log(
-      `ECharts floor (${SERIES.length} panels of ${plot.width}x${plot.height} px, nothing else in the page): render ${floorRender.toFixed(1)} + update ${floorUpdate.toFixed(1)} = ${(floorRender + floorUpdate).toFixed(1)} ms (medians of ${RUNS}, to presented); main-thread CPU ${floorCpu.toFixed(0)} ms per render + update`,
+      `ECharts floor (${SERIES.length} panels of ${floor?.plot.width}x${floor?.plot.height} px, nothing else in the page; one repetition after each open): render ${floorRender.toFixed(1)} + update ${floorUpdate.toFixed(1)} = ${(floorRender + floorUpdate).toFixed(1)} ms (medians of ${RUNS}, to presented); main-thread CPU ${floorCpu.toFixed(0)} ms per render + update`,
     );
 
     // Server side alone: what the dashboard's first fetch costs (5 series, maxPoints 1000).
