@@ -9,7 +9,10 @@
  * Where animation frames do not come the work does not wait for them: without
  * requestAnimationFrame (the renderer tests) it runs in the next task, and in a hidden page (no
  * frames) after FALLBACK_MS at most.
- * Returns a canceller (the view unmounts first). Tested by test/renderer/afterPaint.test.ts.
+ * Returns a canceller (the view unmounts first).
+ *
+ * `firstFramePresented` is the exact form for work that waits on a view's first frame: on screen,
+ * not merely committed (decision 078). Tested by test/renderer/afterPaint.test.ts.
  */
 
 /** Animation frames the work waits for: the one that draws the view and two more (decision 077). */
@@ -48,4 +51,64 @@ export function afterPaint(work: () => void): () => void {
     done = true;
     cancel();
   };
+}
+
+/** Element Timing's entry (only what firstFramePresented reads). */
+interface ElementEntry {
+  identifier: string;
+}
+
+let marks = 0;
+
+/**
+ * A view's first frame, as presented: `mark` goes into the `elementtiming` attribute of an element
+ * with text that the view shows in its first frame (RunDashboard: its title), and `after(work)`
+ * runs the work in a task once the browser reports that element's first paint (Element Timing:
+ * the entry comes once the frame that painted it has been presented), or at once (next task) if
+ * it has been already. The frames afterPaint counts are a guess at that moment: on these 2-core
+ * machines the third one still came before the frame was on screen, and work run then shared the
+ * cores with its compositing (decision 078). Where the browser has no Element Timing, `after` is
+ * afterPaint; where the entry does not come (a hidden page) the work runs after FALLBACK_MS.
+ * Returns the same canceller as afterPaint; `dispose()` stops listening (the view unmounts).
+ */
+export function firstFramePresented(): { mark: string; after: (work: () => void) => () => void; dispose: () => void } {
+  const mark = `srpo-view-${++marks}`;
+  const PO = (globalThis as { PerformanceObserver?: typeof PerformanceObserver }).PerformanceObserver;
+  if (!PO?.supportedEntryTypes?.includes('element')) return { mark, after: afterPaint, dispose: () => undefined };
+  let presented = false;
+  const waiting = new Set<() => void>();
+  const observer = new PO((list) => {
+    if (presented || !list.getEntries().some((e) => (e as unknown as ElementEntry).identifier === mark)) return;
+    presented = true;
+    observer.disconnect();
+    for (const w of [...waiting]) w();
+  });
+  // buffered: an entry reported before this observer existed still counts.
+  observer.observe({ type: 'element', buffered: true });
+  function after(work: () => void): () => void {
+    let done = false;
+    let task: ReturnType<typeof setTimeout> | undefined;
+    const start = (): void => {
+      waiting.delete(start);
+      clearTimeout(fallback);
+      task = setTimeout(run);
+    };
+    const run = (): void => {
+      if (done) return;
+      done = true;
+      waiting.delete(start);
+      clearTimeout(fallback);
+      work();
+    };
+    const fallback = setTimeout(run, FALLBACK_MS);
+    if (presented) start();
+    else waiting.add(start);
+    return () => {
+      done = true;
+      waiting.delete(start);
+      clearTimeout(fallback);
+      clearTimeout(task);
+    };
+  }
+  return { mark, after, dispose: () => observer.disconnect() };
 }
