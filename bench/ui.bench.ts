@@ -457,15 +457,12 @@ async function main(): Promise<void> {
     if (traceFile) cdp.on('Tracing.dataCollected', (e) => traceEvents.push(...(e.value as unknown[])));
     // UI_BENCH_PROFILE=<folder>: the raw profiles (.cpuprofile) are written there too.
     let profileCount = 0;
-    const profileStop = async (into: Map<string, { self: number; total: number }>) => {
-      const profile = (await cdp.send('Profiler.stop')).profile as CpuProfile;
+    const profileStop = async (into: Map<string, { self: number; total: number }>, session = cdp) => {
+      const profile = (await session.send('Profiler.stop')).profile as CpuProfile;
       profileAdd(profile, into);
       const folder = process.env.UI_BENCH_PROFILE!;
-      if (existsSync(folder))
-        writeFileSync(
-          join(folder, `${into === profiles.first ? 'first' : into === profiles.render ? 'render' : 'update'}-${profileCount++}.cpuprofile`),
-          JSON.stringify(profile),
-        );
+      const name = into === profiles.first ? 'first' : into === profiles.render ? 'render' : into === profiles.update ? 'update' : 'floor';
+      if (existsSync(folder)) writeFileSync(join(folder, `${name}-${profileCount++}.cpuprofile`), JSON.stringify(profile));
     };
     // The floor (openFloor): set up after the first open, one repetition after each measured one.
     let floor: Awaited<ReturnType<typeof openFloor>> | null = null;
@@ -587,7 +584,7 @@ async function main(): Promise<void> {
       } else {
         if (profiling) await floor.cdp.send('Profiler.start');
         const f = await floor.rep();
-        if (profiling) profileAdd((await floor.cdp.send('Profiler.stop')).profile as CpuProfile, floorProfile);
+        if (profiling) await profileStop(floorProfile, floor.cdp);
         floorRenders.push(f.render);
         floorUpdates.push(f.update);
         floorCpus.push(f.cpu);

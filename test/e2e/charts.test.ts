@@ -330,6 +330,48 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     await print.close();
   }, 60_000);
 
+  it('Dashboard: a reopen draws what it last showed at once, and reads it again once its first frame is on screen', async () => {
+    const runId = writeRun('reopened', 4, {}, 3);
+    const count = '[data-chart="reward/mean"] .head small';
+    await go(page, `#/runs/${runId}`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '3 pts', count);
+    await go(page, '#/runs');
+    await page.waitForSelector('.runs-view');
+    // A step committed while the dashboard was closed.
+    service.store.writeStep(runId, {
+      step: 3,
+      wallTime: 1_700_000_000_000 + 28 + 3 * 60_000,
+      metrics: { 'reward/mean': 0.9 },
+      episodes: [],
+      tokens: false,
+      evaluations: [],
+    });
+    // In the page: the count the chart first shows, when its text became 4 pts, and the title's
+    // mark with its Element Timing entry (when the first frame was presented).
+    const seen = (await page.evaluate(`new Promise((resolve, reject) => {
+      const marks = new Map();
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) marks.set(e.identifier, e.renderTime); }).observe({ type: 'element', buffered: true });
+      let first = null;
+      const check = () => {
+        const text = document.querySelector(${JSON.stringify(count)})?.textContent ?? null;
+        if (text && first === null) first = text;
+        if (text !== '4 pts') return;
+        observer.disconnect();
+        const at = performance.now();
+        const mark = document.querySelector('.dashboard h2')?.getAttribute('elementtiming') ?? '';
+        setTimeout(() => resolve({ first, at, mark, presented: marks.get(mark) ?? null }), 50);
+      };
+      const observer = new MutationObserver(check);
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+      setTimeout(() => reject(new Error('the reopened dashboard never showed 4 pts')), 20000);
+      window.location.hash = '#/runs/${runId}';
+    })`)) as { first: string; at: number; mark: string; presented: number | null };
+    expect(seen.first).toBe('3 pts'); // drawn from the last open, before any request
+    expect(seen.mark).toMatch(/^srpo-view-\d+$/);
+    expect(seen.presented).not.toBeNull(); // the browser reported the title's first paint ...
+    expect(seen.at).toBeGreaterThan(seen.presented!); // ... and the new point came after it
+  });
+
   it('logs no error and breaks no CSP rule', () => {
     expect(problems).toEqual([]);
   });
