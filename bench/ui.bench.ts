@@ -71,6 +71,8 @@ interface El {
 declare const document: { querySelector(s: string): El | null; querySelectorAll(s: string): ArrayLike<El> & Iterable<El> };
 declare const window: { location: { hash: string } };
 
+/** charts/firstDraw's FIRST_DRAW_MEASURE (renderer code, which this file's Node project does not compile). */
+const FIRST_DRAW_MEASURE = 'srpo-lab:first-draw';
 const SERIES = ['reward/mean', 'grad/norm', 'response/length_mean', 'set/size_mean', 'entropy'];
 const POINTS = 100_000;
 const EVENTS = 250_000;
@@ -286,8 +288,8 @@ async function openFloor(page: Page, problems: string[]) {
     const cpu0 = await threadMs();
     const got = (await floorPage.evaluate(
       `window.echartsFloorPage.echartsFloor({ panels: ${SERIES.length}, points: ${points}, width: ${plot.width}, height: ${plot.height}, repetitions: 1, presented: ${PRESENTED} })`,
-    )) as { render: number[]; update: number[] };
-    return { render: got.render[0], update: got.update[0], cpu: (await threadMs()) - cpu0 };
+    )) as { render: number[]; update: number[]; drawn: number[] };
+    return { render: got.render[0], update: got.update[0], drawn: got.drawn[0], cpu: (await threadMs()) - cpu0 };
   };
   return { page: floorPage, cdp, plot, rep };
 }
@@ -470,6 +472,9 @@ async function main(): Promise<void> {
     const floorUpdates: number[] = [];
     const floorCpus: number[] = [];
     const floorProfile = new Map<string, { self: number; total: number }>();
+    /** Per open: before the first draw, the draw, after it to presented; per floor repetition: the draw, after it. */
+    const parts: number[][] = [];
+    const floorParts: number[][] = [];
     // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
     const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
     const floorTrace: unknown[] = [];
@@ -506,6 +511,12 @@ async function main(): Promise<void> {
         `performance.getEntriesByType('resource').filter((e) => /\\/api\\/(metricSeries|getRun|metricKeys)/.test(e.name) && performance.timeOrigin + e.startTime >= ${renderStart} - 1).map((e) => [e.name.split('/api/')[1].split(/[?/]/)[0], performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseStart, performance.timeOrigin + e.responseEnd])`,
       )) as [string, number, number, number][];
       if (r > 0) for (const [name, ...at] of requests) fetches.set(name, [...(fetches.get(name) ?? []), at.map((t) => t - renderStart)]);
+      // The open's parts (printed only): before the charts' first draw (Vue, the route), the draw
+      // itself (charts/firstDraw's measure: one layout, five charts), and from its end to presented.
+      const firstDraw = (await page.evaluate(
+        `performance.getEntriesByName('${FIRST_DRAW_MEASURE}').filter((e) => performance.timeOrigin + e.startTime >= ${renderStart} - 1).map((e) => [performance.timeOrigin + e.startTime, e.duration])[0] ?? null`,
+      )) as [number, number] | null;
+      if (r > 0 && firstDraw) parts.push([firstDraw[0] - renderStart, firstDraw[1], renderAt - firstDraw[0] - firstDraw[1]]);
       if (r === 0) {
         // Whether the app's idle-time chart warm-up (renderer charts/chartWarmupPage.ts) ran before this open.
         const warmed = (await page.evaluate(
@@ -588,12 +599,18 @@ async function main(): Promise<void> {
         floorRenders.push(f.render);
         floorUpdates.push(f.update);
         floorCpus.push(f.cpu);
+        floorParts.push([f.drawn, f.render - f.drawn]);
         console.log(`ECharts floor render ${f.render.toFixed(1)} ms, live update ${f.update.toFixed(1)} ms; page main-thread CPU ${f.cpu.toFixed(0)} ms`);
       }
     }
     if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
     if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
+    const mid = (rows: number[][], i: number) => median(rows.map((p) => p[i])).toFixed(1);
+    if (parts.length)
+      console.log(
+        `dashboard render's parts (medians of ${parts.length}): ${mid(parts, 0)} ms before the charts' first draw, the draw ${mid(parts, 1)} ms, then ${mid(parts, 2)} ms to presented; ECharts floor: the draw ${mid(floorParts, 0)} ms, then ${mid(floorParts, 1)} ms to presented`,
+      );
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 
     const floorRender = median(floorRenders);

@@ -36,11 +36,13 @@ function series(n: number, k: number): SeriesPoint[] {
   });
 }
 
-export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; update: number[] }> {
+/** Per repetition: to presented (render, update) and the render's synchronous draw alone (drawn), ms. */
+export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; update: number[]; drawn: number[] }> {
   const presented = () => new Promise<number>((resolve) => o.presented(resolve));
   const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
   const render: number[] = [];
   const update: number[] = [];
+  const drawnMs: number[] = [];
   for (let r = 0; r < o.repetitions; r++) {
     const hosts = Array.from({ length: o.panels }, (_, k) => {
       const host = document.createElement('div');
@@ -59,6 +61,7 @@ export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; u
       chart.setOption(fullOption({ names: ['m'], lines: lineData(k), xAxis: 'step', y, tooltip: false }), { notMerge: true });
       return chart;
     });
+    drawnMs.push(performance.now() - t0);
     render.push((await presented()) - t0);
     await settle();
     const t1 = performance.now();
@@ -74,5 +77,5 @@ export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; u
     charts.forEach((c) => c.dispose());
     hosts.forEach((h) => h.remove());
   }
-  return { render, update };
+  return { render, update, drawn: drawnMs };
 }
