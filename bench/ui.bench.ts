@@ -20,7 +20,10 @@
  *   and a second browser context keeps both pages on screen without switching tabs). The dashboard
  *   cannot beat it; dashboard_ms / echarts_floor_ms is the app's own overhead (fetching the series,
  *   Vue, the other panels), and echarts_floor_ms alone says what the charting library costs on
- *   this machine. `echarts_floor_cpu_ms`: the floor's main-thread CPU per render + update (CDP
+ *   this machine. Printed beside them, medians of an open's parts: before the charts' first draw
+ *   (the route, Vue), the draw (charts/firstDraw's measure: one layout, five charts) and from it to
+ *   presented, with the floor's draw and its wait to presented.
+ *   `echarts_floor_cpu_ms`: the floor's main-thread CPU per render + update (CDP
  *   ThreadTime, as `dashboard_cpu_ms`); on a loaded machine the CPU ratio varies less than the
  *   times to presentation, which also count waiting for a core. Goal for both ratios: <= 1.25.
  *   `first_open_ms`: the first of those opens (the warm-up, left out of the medians), in a

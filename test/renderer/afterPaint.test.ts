@@ -83,7 +83,7 @@ function fakeElementTiming() {
   const observers = new Set<{ cb: (list: { getEntries(): unknown[] }) => void }>();
   class FakeObserver {
     static supportedEntryTypes = ['element'];
-    constructor(private readonly cb: (list: { getEntries(): unknown[] }) => void) {}
+    constructor(readonly cb: (list: { getEntries(): unknown[] }) => void) {}
     observe(o: { type: string }) {
       expect(o.type).toBe('element');
       observers.add(this);

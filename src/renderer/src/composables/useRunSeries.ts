@@ -14,8 +14,9 @@
  *
  * A reopened dashboard draws at once: the series a run's dashboard last showed are kept (a few
  * runs, at the maxPoints they were fetched at) and seed the next open, which fetches them again
- * once the frame that draws them has been painted (support/afterPaint: the request and its answer
- * do not share that frame's main thread) and replaces only the series that changed meanwhile
+ * once the frame that draws them has been painted (`revalidateAfter`: support/afterPaint, and in
+ * RunDashboard its first frame as presented; the request and its answer do not share that frame's
+ * main thread nor its compositing) and replaces only the series that changed meanwhile
  * (stale-while-revalidate; a completed run's charts are then drawn once). A first open, or one at
  * another chart width, fetches at once. `remembersSeries` says beforehand which an open will be.
  *
