@@ -54,7 +54,7 @@ import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { resolveRunConfig } from '../src/core/config';
 import { LabService } from '../src/core/host/labService';
@@ -262,6 +262,11 @@ async function floorScript(): Promise<string> {
   return chunk.code;
 }
 
+/** A page's main-thread CPU so far (ms; Chromium's own accounting, as a trace's thread durations), through its CDP session. */
+async function threadMs(cdp: CDPSession): Promise<number> {
+  return 1000 * ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
+}
+
 /**
  * The ECharts floor's page: the same five panels drawn by ECharts alone in a blank page of the
  * same browser (bench/page/echartsFloor.ts), at the dashboard's plot size (read off its first
@@ -286,13 +291,12 @@ async function openFloor(page: Page, problems: string[]) {
   await floorPage.addScriptTag({ content: await floorScript() });
   const cdp = await floorContext.newCDPSession(floorPage);
   await cdp.send('Performance.enable');
-  const threadMs = async () => 1000 * ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
   const rep = async () => {
-    const cpu0 = await threadMs();
+    const cpu0 = await threadMs(cdp);
     const got = (await floorPage.evaluate(
       `window.echartsFloorPage.echartsFloor({ panels: ${SERIES.length}, points: ${points}, width: ${plot.width}, height: ${plot.height}, repetitions: 1, presented: ${PRESENTED} })`,
     )) as { render: number[]; update: number[]; drawn: number[] };
-    return { render: got.render[0], update: got.update[0], drawn: got.drawn[0], cpu: (await threadMs()) - cpu0 };
+    return { render: got.render[0], update: got.update[0], drawn: got.drawn[0], cpu: (await threadMs(cdp)) - cpu0 };
   };
   return { page: floorPage, cdp, plot, rep };
 }
@@ -427,10 +431,9 @@ async function main(): Promise<void> {
     // Where the render's time goes before drawing: each request the dashboard makes, from the
     // navigation to its start, first byte and end (resource timing; printed only).
     const fetches = new Map<string, number[][]>();
-    // The page's main-thread CPU (Chromium's own accounting, as a trace's thread durations).
+    // The page's main-thread CPU (threadMs).
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
-    const threadMs = async () => 1000 * ((await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN);
     // The page's clock minus this process's (both epoch ms): the update starts here and ends there.
     const skews: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -471,13 +474,11 @@ async function main(): Promise<void> {
     };
     // The floor (openFloor): set up after the first open, one repetition after each measured one.
     let floor: Awaited<ReturnType<typeof openFloor>> | null = null;
-    const floorRenders: number[] = [];
-    const floorUpdates: number[] = [];
-    const floorCpus: number[] = [];
+    /** The floor's measured repetitions (openFloor's rep). */
+    const floorReps: { render: number; update: number; drawn: number; cpu: number }[] = [];
     const floorProfile = new Map<string, { self: number; total: number }>();
-    /** Per open: before the first draw, the draw, after it to presented; per floor repetition: the draw, after it. */
+    /** Per open: before the first draw, the draw, after it to presented. */
     const parts: number[][] = [];
-    const floorParts: number[][] = [];
     // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
     const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
     const floorTrace: unknown[] = [];
@@ -488,7 +489,7 @@ async function main(): Promise<void> {
       await go('#/runs');
       await page.waitForSelector('.runs-view');
       await frames(page);
-      const cpu0 = await threadMs();
+      const cpu0 = await threadMs(cdp);
       if (profiling) await cdp.send('Profiler.start');
       if (allocating) await cdp.send('HeapProfiler.startSampling', ALLOC_SAMPLING);
       if (traceFile && r === tracedOpen) await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
@@ -509,7 +510,7 @@ async function main(): Promise<void> {
       await frames(page);
       const renderOut = performance.now() - t0;
       const render = renderAt - renderStart;
-      const cpu1 = await threadMs();
+      const cpu1 = await threadMs(cdp);
       const requests = (await page.evaluate(
         `performance.getEntriesByType('resource').filter((e) => /\\/api\\/(metricSeries|getRun|metricKeys)/.test(e.name) && performance.timeOrigin + e.startTime >= ${renderStart} - 1).map((e) => [e.name.split('/api/')[1].split(/[?/]/)[0], performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseStart, performance.timeOrigin + e.responseEnd])`,
       )) as [string, number, number, number][];
@@ -538,7 +539,7 @@ async function main(): Promise<void> {
           before.map((n) => n + 1),
         ),
       );
-      const cpu2 = await threadMs();
+      const cpu2 = await threadMs(cdp);
       if (profiling && r > 0) await cdp.send('Profiler.start');
 
       const step = nextStep++;
@@ -564,7 +565,7 @@ async function main(): Promise<void> {
       await frames(page);
       const updateOut = performance.now() - t0;
       const update = updateAt - updateStart;
-      const cpu3 = await threadMs();
+      const cpu3 = await threadMs(cdp);
       if (traceFile && r === tracedOpen) {
         const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
         await cdp.send('Tracing.end');
@@ -599,10 +600,7 @@ async function main(): Promise<void> {
         if (profiling) await floor.cdp.send('Profiler.start');
         const f = await floor.rep();
         if (profiling) await profileStop(floorProfile, floor.cdp);
-        floorRenders.push(f.render);
-        floorUpdates.push(f.update);
-        floorCpus.push(f.cpu);
-        floorParts.push([f.drawn, f.render - f.drawn]);
+        floorReps.push(f);
         console.log(`ECharts floor render ${f.render.toFixed(1)} ms, live update ${f.update.toFixed(1)} ms; page main-thread CPU ${f.cpu.toFixed(0)} ms`);
       }
     }
@@ -610,21 +608,22 @@ async function main(): Promise<void> {
     if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);
     console.log(`clock skew page - this process: ${skew.toFixed(2)} ms (corrected)`);
     const mid = (rows: number[][], i: number) => median(rows.map((p) => p[i])).toFixed(1);
+    const floorMedian = (of: (f: (typeof floorReps)[number]) => number) => median(floorReps.map(of));
     if (parts.length)
       console.log(
-        `dashboard render's parts (medians of ${parts.length}): ${mid(parts, 0)} ms before the charts' first draw, the draw ${mid(parts, 1)} ms, then ${mid(parts, 2)} ms to presented; ECharts floor: the draw ${mid(floorParts, 0)} ms, then ${mid(floorParts, 1)} ms to presented`,
+        `dashboard render's parts (medians of ${parts.length}): ${mid(parts, 0)} ms before the charts' first draw, the draw ${mid(parts, 1)} ms, then ${mid(parts, 2)} ms to presented; ECharts floor: the draw ${floorMedian((f) => f.drawn).toFixed(1)} ms, then ${floorMedian((f) => f.render - f.drawn).toFixed(1)} ms to presented`,
       );
     await page.screenshot({ path: join(dir, 'dashboard.png') });
 
-    const floorRender = median(floorRenders);
-    const floorUpdate = median(floorUpdates);
-    const floorCpu = median(floorCpus);
+    const floorRender = floorMedian((f) => f.render);
+    const floorUpdate = floorMedian((f) => f.update);
+    const floorCpu = floorMedian((f) => f.cpu);
     if (profiling) profilePrint('floor (render + update)', floorProfile, RUNS);
     if (floor && floorTraceFile) {
       const done = new Promise((resolve) => floor!.cdp.once('Tracing.tracingComplete', resolve));
       await floor.cdp.send('Tracing.end');
       await done;
-      writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: { render: floorRenders, update: floorUpdates } }));
+      writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: floorReps }));
     }
     await floor?.page.context().close();
     console.log(

@@ -22,6 +22,16 @@ function fakeFrames() {
   };
 }
 
+/** `schedule` runs work that nothing else starts after FALLBACK_MS, and not before (fake timers). */
+function expectFallback(schedule: (work: () => void) => unknown): void {
+  const work = vi.fn();
+  schedule(work);
+  vi.advanceTimersByTime(FALLBACK_MS - 1);
+  expect(work).not.toHaveBeenCalled();
+  vi.advanceTimersByTime(1);
+  expect(work).toHaveBeenCalledTimes(1);
+}
+
 afterEach(() => {
   const g = globalThis as unknown as { requestAnimationFrame?: unknown; cancelAnimationFrame?: unknown };
   delete g.requestAnimationFrame;
@@ -60,12 +70,7 @@ describe('afterPaint', () => {
     frames.frame();
     vi.advanceTimersByTime(FALLBACK_MS);
     expect(dropped).not.toHaveBeenCalled();
-    const hidden = vi.fn();
-    afterPaint(hidden); // no frame ever comes (a hidden page)
-    vi.advanceTimersByTime(FALLBACK_MS - 1);
-    expect(hidden).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(1);
-    expect(hidden).toHaveBeenCalledTimes(1);
+    expectFallback(afterPaint); // no frame ever comes (a hidden page)
   });
 
   it('runs in the next task where the page has no requestAnimationFrame', () => {
@@ -147,13 +152,7 @@ describe('firstFramePresented', () => {
     timing.report(first.mark);
     vi.advanceTimersByTime(FALLBACK_MS);
     expect(cancelled).not.toHaveBeenCalled();
-    const hidden = firstFramePresented(); // its mark is never painted (a hidden page)
-    const work = vi.fn();
-    hidden.after(work);
-    vi.advanceTimersByTime(FALLBACK_MS - 1);
-    expect(work).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(1);
-    expect(work).toHaveBeenCalledTimes(1);
+    expectFallback(firstFramePresented().after); // its mark is never painted (a hidden page)
   });
 
   it('waits for the frames afterPaint counts where the browser has no Element Timing', () => {

@@ -86,29 +86,21 @@ export function firstFramePresented(): { mark: string; after: (work: () => void)
   // buffered: an entry reported before this observer existed still counts.
   observer.observe({ type: 'element', buffered: true });
   function after(work: () => void): () => void {
-    let done = false;
     let task: ReturnType<typeof setTimeout> | undefined;
-    const start = (): void => {
-      waiting.delete(start);
-      clearTimeout(fallback);
-      task = setTimeout(run);
-    };
-    const run = (): void => {
-      if (done) return;
-      done = true;
-      waiting.delete(start);
-      clearTimeout(fallback);
-      work();
-    };
-    const fallback = setTimeout(run, FALLBACK_MS);
-    if (presented) start();
-    else waiting.add(start);
-    return () => {
-      done = true;
+    // Whichever comes first, the report or the fallback, cancels the other.
+    const cancel = (): void => {
       waiting.delete(start);
       clearTimeout(fallback);
       clearTimeout(task);
     };
+    const start = (): void => {
+      cancel();
+      task = setTimeout(work);
+    };
+    const fallback = setTimeout(() => (cancel(), work()), FALLBACK_MS);
+    if (presented) start();
+    else waiting.add(start);
+    return cancel;
   }
   return { mark, after, dispose: () => observer.disconnect() };
 }
