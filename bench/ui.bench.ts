@@ -48,7 +48,9 @@
  * UI_BENCH_PROFILE=1|<folder> (CPU profiles of the opens, updates and the floor, printed by
  * function; the raw .cpuprofile files into an existing folder), UI_BENCH_ALLOC=1 (where the opens
  * allocate), UI_BENCH_TRACE=<file> with UI_BENCH_TRACE_RUN=<n>, and UI_BENCH_TRACE_FLOOR=<file>
- * (Chromium traces with V8's GC events, for chrome://tracing or DevTools).
+ * (Chromium traces with V8's GC events, for chrome://tracing or DevTools), UI_BENCH_FRAMES=1 (the
+ * measured opens and floor repetitions traced, and each draw's frame printed in its stages from
+ * the draw's end to presented: bench/frameStages.ts).
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -64,6 +66,7 @@ import { relayEngineMessage, type PushHub } from '../src/core/host/pushRelay';
 import type { LabStore } from '../src/core/store';
 import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../src/server/pdf';
 import { startLabServer } from '../src/server/server';
+import { frameStages, type FrameStages, type TraceEvent } from './frameStages';
 import { headline, median } from './lib';
 
 // Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
@@ -76,6 +79,10 @@ declare const window: { location: { hash: string } };
 
 /** charts/firstDraw's FIRST_DRAW_MEASURE (renderer code, which this file's Node project does not compile). */
 const FIRST_DRAW_MEASURE = 'srpo-lab:first-draw';
+/** page/echartsFloor's FLOOR_DRAW_MEASURE (browser code, likewise). */
+const FLOOR_DRAW_MEASURE = 'echarts-floor:draw';
+/** What UI_BENCH_FRAMES records: cc's frame reporter and its stages, and the pages' User Timing measures. */
+const FRAME_CATEGORIES = 'benchmark,blink.user_timing';
 const SERIES = ['reward/mean', 'grad/norm', 'response/length_mean', 'set/size_mean', 'entropy'];
 const POINTS = 100_000;
 const EVENTS = 250_000;
@@ -482,12 +489,20 @@ async function main(): Promise<void> {
     // UI_BENCH_TRACE_FLOOR=<file>: a Chromium trace of the floor's measured repetitions (diagnostics, as UI_BENCH_TRACE).
     const floorTraceFile = process.env.UI_BENCH_TRACE_FLOOR;
     const floorTrace: unknown[] = [];
+    // UI_BENCH_FRAMES=1: the measured opens and floor repetitions traced (browser-wide, from the
+    // first measured open to the last repetition), each draw's frame printed in stages (diagnostics; slows them).
+    const framing = !!process.env.UI_BENCH_FRAMES;
+    if (framing && (traceFile || floorTraceFile))
+      throw new Error('UI_BENCH_FRAMES traces the browser itself: run it without UI_BENCH_TRACE and UI_BENCH_TRACE_FLOOR');
+    const frameTrace: TraceEvent[] = [];
+    if (framing) cdp.on('Tracing.dataCollected', (e) => frameTrace.push(...(e.value as unknown as TraceEvent[])));
     let nextStep = POINTS;
     // The first open in this fresh server (nothing cached by the LabService): r = 0's render.
     let firstOpen = NaN;
     for (let r = 0; r < RUNS + 1; r++) {
       await go('#/runs');
       await page.waitForSelector('.runs-view');
+      if (framing && r === 1) await cdp.send('Tracing.start', { categories: FRAME_CATEGORIES, transferMode: 'ReportEvents' });
       await frames(page);
       const cpu0 = await threadMs(cdp);
       if (profiling) await cdp.send('Profiler.start');
@@ -603,6 +618,20 @@ async function main(): Promise<void> {
         floorReps.push(f);
         console.log(`ECharts floor render ${f.render.toFixed(1)} ms, live update ${f.update.toFixed(1)} ms; page main-thread CPU ${f.cpu.toFixed(0)} ms`);
       }
+    }
+    if (framing) {
+      const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+      await cdp.send('Tracing.end');
+      await done;
+      const side = (name: string, drawName: string) => {
+        const f = frameStages(frameTrace, drawName);
+        if (!f.length) return `${name}: no frame found in the trace`;
+        const m = (of: (s: FrameStages) => number) => median(f.map(of)).toFixed(1);
+        return `${name} (${f.length} frames): ${m((s) => s.toCommit)} to the commit, the commit ${m((s) => s.commit)}, raster and activation ${m((s) => s.rasterAndActivation)}, then ${m((s) => s.toPresented)} to presented (the display compositor's draw ${m((s) => s.displayDraw)}); in all ${m((s) => s.total)}`;
+      };
+      console.log(`frames, traced (UI_BENCH_FRAMES; the times above are slowed by the tracing), from a draw's end, medians in ms:`);
+      console.log(`  ${side('dashboard opens', FIRST_DRAW_MEASURE)}`);
+      console.log(`  ${side('ECharts floor renders', FLOOR_DRAW_MEASURE)}`);
     }
     if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
     if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);

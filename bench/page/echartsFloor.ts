@@ -28,6 +28,9 @@ export interface FloorInput {
 
 const STYLE: LineStyle = { smoothing: 0.6, xAxis: 'step' };
 
+/** The User Timing measure each render's draw leaves (as the dashboard's charts/firstDraw does), for the bench's frame diagnostics (bench/frameStages.ts). */
+export const FLOOR_DRAW_MEASURE = 'echarts-floor:draw';
+
 /** A series like the bench's: 100,000 steps downsampled to `n` points, a slow sine with a fast ripple. */
 function series(n: number, k: number): SeriesPoint[] {
   return Array.from({ length: n }, (_, i) => {
@@ -62,6 +65,7 @@ export async function echartsFloor(o: FloorInput): Promise<{ render: number[]; u
       return chart;
     });
     drawnMs.push(performance.now() - t0);
+    performance.measure(FLOOR_DRAW_MEASURE, { start: t0 });
     render.push((await presented()) - t0);
     await settle();
     const t1 = performance.now();
