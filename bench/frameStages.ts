@@ -76,21 +76,21 @@ function spans(events: readonly TraceEvent[]): Span[] {
  */
 export function frameStages(events: readonly TraceEvent[], drawName: string): FrameStages[] {
   const all = spans(events);
-  const draws = all.filter((s) => s.name === drawName);
-  const reporters = all.filter((s) => s.name === 'PipelineReporter' && s.args?.frame_reporter?.state === 'STATE_PRESENTED_ALL');
-  const stagesOf = (r: Span) => all.filter((s) => s.key === r.key && s.name !== 'PipelineReporter' && s.start >= r.start && s.end <= r.end);
-  const out: FrameStages[] = [];
-  for (const draw of draws) {
-    let best: { reporter: Span; stages: Span[]; commit: Span } | null = null;
-    for (const reporter of reporters) {
-      if (reporter.pid !== draw.pid || reporter.end < draw.end) continue;
-      const stages = stagesOf(reporter);
+  // A reporter's stages share its process and id.
+  const byKey = new Map<string, Span[]>();
+  for (const s of all) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
+  const frames = all
+    .filter((s) => s.name === 'PipelineReporter' && s.args?.frame_reporter?.state === 'STATE_PRESENTED_ALL')
+    .flatMap((reporter) => {
+      const stages = byKey.get(reporter.key)!.filter((s) => s !== reporter && s.start >= reporter.start && s.end <= reporter.end);
       const commit = stages.find((s) => s.name === 'Commit');
-      if (!commit || commit.start < draw.end) continue;
-      if (!best || commit.start < best.commit.start) best = { reporter, stages, commit };
-    }
-    if (!best) continue;
-    const { reporter, stages, commit } = best;
+      return commit ? [{ reporter, stages, commit }] : [];
+    });
+  const out: FrameStages[] = [];
+  for (const draw of all.filter((s) => s.name === drawName)) {
+    const after = frames.filter((f) => f.reporter.pid === draw.pid && f.commit.start >= draw.end);
+    if (!after.length) continue;
+    const { reporter, stages, commit } = after.reduce((a, b) => (b.commit.start < a.commit.start ? b : a));
     const stage = (name: string) => stages.find((s) => s.name === name);
     const activated = stage('Activation')?.end ?? stage('EndCommitToActivation')?.end ?? commit.end;
     const displayDraw = stage('StartDrawToSwapStart');

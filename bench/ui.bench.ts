@@ -308,6 +308,13 @@ async function openFloor(page: Page, problems: string[]) {
   return { page: floorPage, cdp, plot, rep };
 }
 
+/** Ends the browser's trace started through `session` once every event it collected has been reported. */
+async function endTracing(session: CDPSession): Promise<void> {
+  const done = new Promise((resolve) => session.once('Tracing.tracingComplete', resolve));
+  await session.send('Tracing.end');
+  await done;
+}
+
 /** This process's clock on the page's scale (epoch ms), for a phase started here and timed there. */
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -582,9 +589,7 @@ async function main(): Promise<void> {
       const update = updateAt - updateStart;
       const cpu3 = await threadMs(cdp);
       if (traceFile && r === tracedOpen) {
-        const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-        await cdp.send('Tracing.end');
-        await done;
+        await endTracing(cdp);
         writeFileSync(traceFile, JSON.stringify({ traceEvents, marks: { renderStart, renderAt, updateStart, updateAt } }));
       }
       if (r === 0) firstOpen = render;
@@ -620,9 +625,7 @@ async function main(): Promise<void> {
       }
     }
     if (framing) {
-      const done = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-      await cdp.send('Tracing.end');
-      await done;
+      await endTracing(cdp);
       const side = (name: string, drawName: string) => {
         const f = frameStages(frameTrace, drawName);
         if (!f.length) return `${name}: no frame found in the trace`;
@@ -649,9 +652,7 @@ async function main(): Promise<void> {
     const floorCpu = floorMedian((f) => f.cpu);
     if (profiling) profilePrint('floor (render + update)', floorProfile, RUNS);
     if (floor && floorTraceFile) {
-      const done = new Promise((resolve) => floor!.cdp.once('Tracing.tracingComplete', resolve));
-      await floor.cdp.send('Tracing.end');
-      await done;
+      await endTracing(floor.cdp);
       writeFileSync(floorTraceFile, JSON.stringify({ traceEvents: floorTrace, marks: floorReps }));
     }
     await floor?.page.context().close();
