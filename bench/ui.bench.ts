@@ -51,6 +51,10 @@
  * (Chromium traces with V8's GC events, for chrome://tracing or DevTools), UI_BENCH_FRAMES=1 (the
  * measured opens and floor repetitions traced, and each draw's frame printed in its stages from
  * the draw's end to presented: bench/frameStages.ts).
+ * UI_BENCH_GPU=1: Chromium draws on the machine's GPU (hardware raster and compositing), as on a
+ * researcher's workstation, and the bench refuses to run where Chromium reports software instead;
+ * UI_BENCH_CHROMIUM_ARGS adds flags (e.g. `--use-angle=vulkan`) in either mode (bench/gpuRaster.ts).
+ * Every run prints how its browser draws.
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,6 +71,7 @@ import type { LabStore } from '../src/core/store';
 import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../src/server/pdf';
 import { startLabServer } from '../src/server/server';
 import { frameStages, type FrameStages, type TraceEvent } from './frameStages';
+import { benchChromiumArgs, rasterCheck, type SystemInfo } from './gpuRaster';
 import { headline, median } from './lib';
 
 // Browser globals used inside page callbacks (this file is type-checked without the DOM lib).
@@ -405,11 +410,16 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'srpo-ui-bench-'));
   const service = new LabService({ dbPath: join(dir, 'lab.db'), launcher: new NodeForkLauncher({ stdio: 'pipe' }) });
   const server = await startLabServer({ service, rendererDir });
+  const gpu = !!process.env.UI_BENCH_GPU;
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: CHROMIUM_ARGS,
+    args: benchChromiumArgs(CHROMIUM_ARGS, gpu, process.env.UI_BENCH_CHROMIUM_ARGS),
   });
   try {
+    // How this browser draws (raster, compositing, canvas; the device), from its own report.
+    const raster = rasterCheck((await (await browser.newBrowserCDPSession()).send('SystemInfo.getInfo')) as SystemInfo);
+    console.log(`${raster.line} (chromium ${browser.version()})`);
+    if (gpu && !raster.hardware) throw new Error(`UI_BENCH_GPU=1, but ${raster.line}: no figures are printed as GPU ones (flags: UI_BENCH_CHROMIUM_ARGS)`);
     const store = service.store;
     const config = resolveRunConfig({ steps: POINTS });
     const base = { config, seed: 1, workflow: 'math', algorithm: 'srpo', status: 'completed' as const };
