@@ -3,7 +3,8 @@
  * hardware raster and compositing, and the check, read off Chromium's own report (CDP
  * `SystemInfo.getInfo`), that it really drew on a hardware GPU. A researcher's workstation draws the
  * dashboard on its GPU; the bench's default (software raster, `--disable-gpu`, these build machines)
- * pays per-pixel costs that a GPU does not (decisions 077-079), so the GPU figures are taken apart.
+ * pays raster and composite costs on the CPU that a GPU does not (decision 079), so a GPU run is a
+ * mode of its own, and every run says which it was (decision 080 has what an H200 machine showed).
  *
  * Never a fallback: where Chromium ends up in software (the GPU blocklisted, no driver, a software
  * GPU such as SwiftShader or Mesa's llvmpipe standing in), `rasterCheck` says so and the bench refuses to
