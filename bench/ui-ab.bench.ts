@@ -15,76 +15,8 @@
  * and in how many pairs B was lower (the figure to read: a drift of the machine moves both runs of a pair).
  * Skipped (`BENCH ui-ab skipped=no_UI_AB`) when UI_AB is unset, so `npm run bench` passes it by.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { headline, keyValues, median } from './lib';
-
-/** The ui bench's headline figures compared here, and the two ratios made from them. */
-const FIGURES = ['dashboard_ms', 'render_ms', 'update_ms', 'dashboard_cpu_ms', 'echarts_floor_ms', 'first_open_ms', 'trace_step_ms'] as const;
-type Figures = Record<(typeof FIGURES)[number] | 'ratio' | 'cpu_ratio' | 'load', number>;
-
-const root = resolve(__dirname, '..');
-const temps: string[] = [];
-
-/** The renderer folder for one UI_AB entry (see the header). */
-function rendererFor(spec: string): string {
-  if (spec === '.') {
-    if (!existsSync(join(root, 'out/renderer/index.html'))) execFileSync('npx', ['electron-vite', 'build'], { cwd: root, stdio: 'inherit' });
-    return join(root, 'out/renderer');
-  }
-  if (existsSync(join(spec, 'index.html'))) return resolve(spec);
-  let sha: string;
-  try {
-    sha = execFileSync('git', ['rev-parse', '--verify', `${spec}^{commit}`], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    throw new Error(`UI_AB: "${spec}" is neither a folder with a built renderer (index.html), ".", nor a git commit of this checkout`);
-  }
-  const into = mkdtempSync(join(tmpdir(), `srpo-ui-ab-${sha.slice(0, 8)}-`));
-  temps.push(into);
-  const tree = spawnSync('git', ['archive', '--format=tar', sha], { cwd: root, maxBuffer: 1 << 30 });
-  if (tree.status !== 0) throw new Error(`UI_AB: git archive ${sha} failed: ${tree.stderr}`);
-  const untar = spawnSync('tar', ['-x', '-C', into], { input: tree.stdout });
-  if (untar.status !== 0) throw new Error(`UI_AB: unpacking ${sha} failed: ${untar.stderr}`);
-  symlinkSync(join(root, 'node_modules'), join(into, 'node_modules'), 'dir');
-  console.log(`building the renderer of ${spec} (${sha.slice(0, 12)}) in ${into}`);
-  execFileSync('npx', ['electron-vite', 'build'], { cwd: into, stdio: ['ignore', 'ignore', 'inherit'] });
-  return join(into, 'out/renderer');
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-/** Waits until the 1-minute load is under `limit` (3 minutes at most); returns the load then. */
-async function quiet(limit: number): Promise<number> {
-  const until = Date.now() + 180_000;
-  while (loadavg()[0] >= limit && Date.now() < until) await sleep(5000);
-  return loadavg()[0];
-}
-
-/** One ui bench run against `renderer`: its headline's figures. */
-function runUi(renderer: string, load: number): Figures {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, 'ui.bench.ts')], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, UI_BENCH_RENDERER: renderer },
-    maxBuffer: 1 << 26,
-  });
-  const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !line.startsWith('BENCH ui '))
-    throw new Error(`ui bench failed (exit ${r.status}): ${(r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`);
-  const kv = Object.fromEntries(Object.entries(keyValues(line)).map(([k, v]) => [k, Number(v)]));
-  if (kv.skipped !== undefined || !Number.isFinite(kv.dashboard_ms)) throw new Error(`ui bench gave no figures: ${line}`);
-  const f = Object.fromEntries(FIGURES.map((k) => [k, kv[k]])) as Figures;
-  f.ratio = kv.dashboard_ms / kv.echarts_floor_ms;
-  f.cpu_ratio = kv.dashboard_cpu_ms / kv.echarts_floor_cpu_ms;
-  f.load = load;
-  return f;
-}
-
-const show = (f: Figures) =>
-  `dashboard_ms=${f.dashboard_ms.toFixed(1)} (render ${f.render_ms.toFixed(1)} + update ${f.update_ms.toFixed(1)}) floor=${f.echarts_floor_ms.toFixed(1)} ` +
-  `ratio=${f.ratio.toFixed(2)} cpu_ratio=${f.cpu_ratio.toFixed(2)} first_open_ms=${f.first_open_ms.toFixed(0)} trace_step_ms=${f.trace_step_ms.toFixed(1)} (load ${f.load.toFixed(2)})`;
+import { headline, median } from './lib';
+import { FIGURES, quiet, removeTemps, rendererFor, runUi, show, type Figures } from './uiRuns';
 
 async function main(): Promise<void> {
   const specs = (process.env.UI_AB ?? '').split(',').map((s) => s.trim());
@@ -105,7 +37,7 @@ async function main(): Promise<void> {
       const order = p % 2 ? [1, 0] : [0, 1];
       const got: Figures[] = [];
       for (const i of order) {
-        got[i] = runUi(dirs[i], await quiet(limit));
+        got[i] = runUi(dirs[i], await quiet(limit)).figures;
         console.log(`pair ${p + 1} ${'AB'[i]} (${specs[i]}): ${show(got[i])}`);
       }
       runs.push([got[0], got[1]]);
@@ -126,7 +58,7 @@ async function main(): Promise<void> {
     }
     headline('ui-ab', summary);
   } finally {
-    for (const t of temps) rmSync(t, { recursive: true, force: true });
+    removeTemps();
   }
 }
 
