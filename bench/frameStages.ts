@@ -60,8 +60,11 @@ function spans(events: readonly TraceEvent[]): Span[] {
     if (e.ph !== 'b' && e.ph !== 'e') continue;
     const key = `${e.pid}:${e.id ?? e.id2?.local ?? e.id2?.global ?? ''}`;
     const k = `${key}:${e.name}`;
-    if (e.ph === 'b') open.set(k, [...(open.get(k) ?? []), e]);
-    else {
+    if (e.ph === 'b') {
+      const begun = open.get(k);
+      if (begun) begun.push(e);
+      else open.set(k, [e]);
+    } else {
       const begun = open.get(k)?.shift();
       if (begun) out.push({ name: e.name, pid: e.pid, key, start: begun.ts, end: e.ts, args: begun.args });
     }
@@ -78,7 +81,11 @@ export function frameStages(events: readonly TraceEvent[], drawName: string): Fr
   const all = spans(events);
   // A reporter's stages share its process and id.
   const byKey = new Map<string, Span[]>();
-  for (const s of all) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s]);
+  for (const s of all) {
+    const same = byKey.get(s.key);
+    if (same) same.push(s);
+    else byKey.set(s.key, [s]);
+  }
   const frames = all
     .filter((s) => s.name === 'PipelineReporter' && s.args?.frame_reporter?.state === 'STATE_PRESENTED_ALL')
     .flatMap((reporter) => {

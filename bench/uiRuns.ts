@@ -11,6 +11,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keyValues, median } from './lib';
 
+/**
+ * Issue 30's goals for the ui bench's figures (upper bounds, each the median of a set of runs): the
+ * ui bench prints them beside its figures, ui-set beside a set's medians.
+ */
+export const UI_GOALS = { ratio: 1.25, cpu_ratio: 1.25, first_open_ms: 300, trace_step_ms: 40 } as const;
+
 /** The ui bench's headline figures read here, and the two ratios made from them. */
 export const FIGURES = ['dashboard_ms', 'render_ms', 'update_ms', 'dashboard_cpu_ms', 'echarts_floor_ms', 'first_open_ms', 'trace_step_ms'] as const;
 export type Figures = Record<(typeof FIGURES)[number] | 'ratio' | 'cpu_ratio' | 'load', number>;
