@@ -9,6 +9,10 @@
  * first frame of the same renderer that Chromium's frame reporter (cc's `PipelineReporter`) saw
  * presented whole (STATE_PRESENTED_ALL) and whose `Commit` stage starts after the draw's end. The
  * frame's stages come from that reporter's nested spans.
+ *
+ * `pageGc` adds up the garbage collector's pauses on the main thread of the page that left a draw
+ * (V8's `MinorGC` and `MajorGC` events, trace category `v8`), per draw: decision 081 found the
+ * dashboard's scavenges twice as long as the floor's.
  */
 
 /** The fields of a trace event (Chromium's JSON trace format) read here. */
@@ -16,8 +20,12 @@ export interface TraceEvent {
   name: string;
   ph: string;
   pid: number;
+  /** The thread (absent in hand-written traces that need none). */
+  tid?: number;
   /** Microseconds, on the trace's own clock. */
   ts: number;
+  /** A complete event's duration ('X'), microseconds. */
+  dur?: number;
   id?: string;
   id2?: { local?: string; global?: string };
   args?: { frame_reporter?: { state?: string } };
@@ -110,6 +118,34 @@ export function frameStages(events: readonly TraceEvent[], drawName: string): Fr
       displayDraw: displayDraw ? ms(displayDraw.end - displayDraw.start) : 0,
       total: ms(reporter.end - draw.end),
     });
+  }
+  return out;
+}
+
+/** The collector's pauses on a page's main thread, per draw of that page (ms and counts over the whole trace). */
+export interface PageGc {
+  /** Draws of the page in the trace (the dashboard's opens, the floor's repetitions). */
+  draws: number;
+  minor: { count: number; ms: number };
+  major: { count: number; ms: number };
+}
+
+/**
+ * The GC pauses (V8's `MinorGC`, `MajorGC`) on the thread that left the draws named `drawName`
+ * (a page's main thread: User Timing is recorded there), over the whole trace, so a pause between
+ * two opens counts too. Null when the trace has no such draw.
+ */
+export function pageGc(events: readonly TraceEvent[], drawName: string): PageGc | null {
+  const draws = events.filter((e) => e.name === drawName && e.ph === 'b');
+  if (!draws.length) return null;
+  const { pid, tid } = draws[0];
+  const out: PageGc = { draws: draws.length, minor: { count: 0, ms: 0 }, major: { count: 0, ms: 0 } };
+  for (const e of events) {
+    if (e.ph !== 'X' || e.pid !== pid || e.tid !== tid) continue;
+    const kind = e.name === 'MinorGC' ? out.minor : e.name === 'MajorGC' ? out.major : null;
+    if (!kind) continue;
+    kind.count++;
+    kind.ms += (e.dur ?? 0) / 1000;
   }
   return out;
 }

@@ -50,8 +50,8 @@
  * function; the raw .cpuprofile files into an existing folder), UI_BENCH_ALLOC=1 (where the opens
  * allocate), UI_BENCH_TRACE=<file> with UI_BENCH_TRACE_RUN=<n>, and UI_BENCH_TRACE_FLOOR=<file>
  * (Chromium traces with V8's GC events, for chrome://tracing or DevTools), UI_BENCH_FRAMES=1 (the
- * measured opens and floor repetitions traced, and each draw's frame printed in its stages from
- * the draw's end to presented: bench/frameStages.ts).
+ * measured opens and floor repetitions traced, each draw's frame printed in its stages from the
+ * draw's end to presented, and each page's GC pauses per draw: bench/frameStages.ts).
  * UI_BENCH_GPU=1: Chromium draws on the machine's GPU (hardware raster and compositing), as on a
  * researcher's workstation, and the bench refuses to run where Chromium reports software instead;
  * UI_BENCH_CHROMIUM_ARGS adds flags (e.g. `--use-angle=vulkan`) in either mode (bench/gpuRaster.ts).
@@ -71,7 +71,7 @@ import { relayEngineMessage, type PushHub } from '../src/core/host/pushRelay';
 import type { LabStore } from '../src/core/store';
 import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../src/server/pdf';
 import { startLabServer } from '../src/server/server';
-import { frameStages, type FrameStages, type TraceEvent } from './frameStages';
+import { frameStages, pageGc, type FrameStages, type PageGc, type TraceEvent } from './frameStages';
 import { benchChromiumArgs, rasterCheck, type SystemInfo } from './gpuRaster';
 import { headline, median } from './lib';
 import { UI_GOALS } from './uiRuns';
@@ -88,8 +88,8 @@ declare const window: { location: { hash: string } };
 const FIRST_DRAW_MEASURE = 'srpo-lab:first-draw';
 /** page/echartsFloor's FLOOR_DRAW_MEASURE (browser code, likewise). */
 const FLOOR_DRAW_MEASURE = 'echarts-floor:draw';
-/** What UI_BENCH_FRAMES records: cc's frame reporter and its stages, and the pages' User Timing measures. */
-const FRAME_CATEGORIES = 'benchmark,blink.user_timing';
+/** What UI_BENCH_FRAMES records: cc's frame reporter and its stages, the pages' User Timing measures, and V8's GC pauses. */
+const FRAME_CATEGORIES = 'benchmark,blink.user_timing,v8';
 const SERIES = ['reward/mean', 'grad/norm', 'response/length_mean', 'set/size_mean', 'entropy'];
 const POINTS = 100_000;
 const EVENTS = 250_000;
@@ -647,6 +647,15 @@ async function main(): Promise<void> {
       console.log(`frames, traced (UI_BENCH_FRAMES; the times above are slowed by the tracing), from a draw's end, medians in ms:`);
       console.log(`  ${side('dashboard opens', FIRST_DRAW_MEASURE)}`);
       console.log(`  ${side('ECharts floor renders', FLOOR_DRAW_MEASURE)}`);
+      const gc = (name: string, drawName: string) => {
+        const g = pageGc(frameTrace, drawName);
+        if (!g) return `${name}: no draw in the trace`;
+        const each = (k: PageGc['minor']) => `${k.count}${k.count ? ` (${(k.ms / k.count).toFixed(1)} ms each)` : ''}`;
+        return `${name}: ${((g.minor.ms + g.major.ms) / g.draws).toFixed(1)} ms per ${name === 'dashboard' ? 'open and its update' : 'repetition'} over ${g.draws}; scavenges ${each(g.minor)}, full collections ${each(g.major)}`;
+      };
+      console.log(`GC pauses on each page's main thread while traced (UI_BENCH_FRAMES; between draws included):`);
+      console.log(`  ${gc('dashboard', FIRST_DRAW_MEASURE)}`);
+      console.log(`  ${gc('ECharts floor', FLOOR_DRAW_MEASURE)}`);
     }
     if (profiling) for (const [k, m] of Object.entries(profiles)) profilePrint(k, m, k === 'first' ? 1 : RUNS);
     if (allocating) for (const [k, m] of Object.entries(allocs)) allocPrint(k, m, k === 'first' ? 1 : RUNS);

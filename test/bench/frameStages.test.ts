@@ -4,7 +4,7 @@
  * here is written by hand, its times in microseconds as Chromium records them.
  */
 import { describe, expect, it } from 'vitest';
-import { frameStages, type TraceEvent } from '../../bench/frameStages';
+import { frameStages, pageGc, type TraceEvent } from '../../bench/frameStages';
 
 const span = (name: string, pid: number, id: string, start: number, end: number, args?: TraceEvent['args']): TraceEvent[] => [
   { name, ph: 'b', pid, id, ts: start, args },
@@ -62,5 +62,32 @@ describe('frameStages', () => {
     const [s] = frameStages(trace, 'page:draw');
     expect(s.rasterAndActivation).toBe(5.5);
     expect(s.toPresented).toBe(12);
+  });
+});
+
+describe('pageGc', () => {
+  const gc = (name: string, pid: number, tid: number, ts: number, dur: number): TraceEvent => ({ name, ph: 'X', pid, tid, ts, dur });
+  const draw = (pid: number, tid: number, id: string, ts: number): TraceEvent[] => [
+    { name: 'page:draw', ph: 'b', pid, tid, id, ts },
+    { name: 'page:draw', ph: 'e', pid, tid, id, ts: ts + 5000 },
+  ];
+
+  it('adds up the scavenges and full collections on the thread that drew, per draw', () => {
+    const trace = [
+      ...draw(1, 10, '0x1', 1000),
+      ...draw(1, 10, '0x2', 100_000),
+      gc('MinorGC', 1, 10, 20_000, 6000),
+      gc('MinorGC', 1, 10, 150_000, 4000),
+      gc('MajorGC', 1, 10, 160_000, 12_000),
+      // Another thread of the same renderer (a worker), another renderer, and an event that is not a pause.
+      gc('MinorGC', 1, 11, 30_000, 9000),
+      gc('MinorGC', 2, 10, 30_000, 9000),
+      gc('V8.GCScavenger', 1, 10, 20_100, 5800),
+    ];
+    expect(pageGc(trace, 'page:draw')).toEqual({ draws: 2, minor: { count: 2, ms: 10 }, major: { count: 1, ms: 12 } });
+  });
+
+  it('is null for a page that left no draw', () => {
+    expect(pageGc([gc('MinorGC', 1, 10, 0, 1000)], 'page:draw')).toBeNull();
   });
 });
