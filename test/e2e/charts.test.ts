@@ -173,6 +173,16 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     await page.waitForSelector('[data-chart="clip/frac_high"] canvas');
   });
 
+  it('Dashboard: a panel without points says so and counts nothing; a panel with points counts them', async () => {
+    await go(page, `#/runs/${runs.a}`);
+    await page.waitForSelector('[data-chart="reward/mean"] canvas');
+    // The synthetic run records no entropy: its panel is empty (decision 081: no count, no layer of its own).
+    expect(await page.textContent('[data-chart="entropy"] .empty')).toBe('no data yet');
+    expect(await page.$$('[data-chart="entropy"] .head small.points')).toHaveLength(0);
+    expect(await page.$$('[data-chart="entropy"] canvas')).toHaveLength(0);
+    expect(await page.textContent('[data-chart="reward/mean"] .head small.points')).toBe(`${STEPS} pts`);
+  });
+
   it('Dashboard: smoothing, axes and panels are in the URL, reproduced by a fresh tab, kept when leaving', async () => {
     await page.selectOption('.x-axis', 'time');
     await page.selectOption('.y-scale', 'log');
