@@ -11,8 +11,8 @@
  * frame's stages come from that reporter's nested spans.
  *
  * `pageGc` adds up the garbage collector's pauses on the main thread of the page that left a draw
- * (V8's `MinorGC` and `MajorGC` events, trace category `v8`), per draw: decision 081 found the
- * dashboard's scavenges twice as long as the floor's.
+ * (V8's `MinorGC` and `MajorGC` events, trace category `v8`), per draw, to set the collector's
+ * share beside the frame stages (decision 081).
  */
 
 /** The fields of a trace event (Chromium's JSON trace format) read here. */
