@@ -10,7 +10,12 @@
 //
 // --no-restore (CI: the machine is thrown away) leaves better-sqlite3 built for the LTS; run
 // `npm run rebuild:node` (or this script without it) to switch back. Exit status: the suite's.
-import { execFileSync, spawnSync } from 'node:child_process';
+// Stopped while the suite runs (Ctrl-C, SIGTERM from `timeout` or a CI runner), it passes the
+// signal on to the suite, waits for it, and still rebuilds better-sqlite3 for this Node: an
+// interrupted run used to leave node_modules without a binding this Node can load. (Under
+// `npm run`, npm itself exits on the signal; this script finishes the rebuild after it.)
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { constants } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,6 +52,16 @@ function rebuildSqlite(rebuildEnv, label) {
 rebuildSqlite({ ...env, npm_config_nodedir: nodeDir }, `Node ${ltsVersion}`);
 console.log(`test-on-lts: vitest on Node ${ltsVersion} (${ltsNode})`);
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const run = spawnSync(ltsNode, [vitest, 'run', ...args], { cwd: root, env, stdio: 'inherit' });
-if (restore) rebuildSqlite(process.env, `Node ${process.version} (restored)`);
-process.exit(run.status ?? 1);
+const suite = spawn(ltsNode, [vitest, 'run', ...args], { cwd: root, env, stdio: 'inherit' });
+let stoppedBy = null;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    stoppedBy = signal;
+    console.error(`test-on-lts: ${signal}: stopping the suite, then restoring better-sqlite3`);
+    suite.kill(signal);
+  });
+}
+suite.on('close', (status) => {
+  if (restore) rebuildSqlite(process.env, `Node ${process.version} (restored)`);
+  process.exit(stoppedBy ? 128 + constants.signals[stoppedBy] : (status ?? 1));
+});
