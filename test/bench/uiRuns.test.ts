@@ -16,6 +16,7 @@ const run = (dashboard: number, floor: number, load: number): Figures => ({
   trace_step_ms: 22,
   ratio: dashboard / floor,
   cpu_ratio: 1,
+  excess_ms: dashboard - floor,
   load,
 });
 
@@ -27,6 +28,8 @@ describe('setSummary', () => {
     // The ratios' median is taken over the runs' own ratios: 1.5, 1.25 and 1.6 -> 1.5, not 80 / 60.
     expect(s.ratio).toEqual({ median: 1.5, min: 1.25, max: 1.6 });
     expect(s.load).toEqual({ median: 0.5, min: 0.2, max: 0.9 });
+    // The excess likewise: 30, 15 and 30 ms -> 30, not 80 - 60 = 20.
+    expect(s.excess_ms).toEqual({ median: 30, min: 15, max: 30 });
   });
   it('takes the mean of the middle two for an even number of runs, and refuses an empty set', () => {
     expect(setSummary([run(70, 50, 0), run(90, 50, 0), run(80, 50, 0), run(100, 50, 0)]).dashboard_ms).toEqual({ median: 85, min: 70, max: 100 });

@@ -4,7 +4,8 @@
  * written straight into the store (no engine: the data are what is under test). Dashboard:
  * metric search adds a panel, smoothing / x axis / log scale / panels go into the URL, a fresh
  * tab opened on that URL shows the same view, leaving and coming back keeps it, per-panel CSV and
- * PNG downloads, s/step, the light theme under prefers-color-scheme: light. Compare: evaluation
+ * PNG downloads, s/step, the light theme under prefers-color-scheme: light, an open's User Timing
+ * marks in order (support/viewTiming). Compare: evaluation
  * curves drawn raw (the tooltip shows the stored 0.388, no EMA), a stopped run's step-0
  * evaluation marked "not final", any metric added by search, a legend click hiding a run's raw
  * line and its EMA together. Reports: the HTML report laid out for print (A4) in Chromium and
@@ -181,6 +182,23 @@ describe.skipIf(!hasChromium)('charts and reports in headless Chromium (web mode
     expect(await page.$$('[data-chart="entropy"] .head small.points')).toHaveLength(0);
     expect(await page.$$('[data-chart="entropy"] canvas')).toHaveLength(0);
     expect(await page.textContent('[data-chart="reward/mean"] .head small.points')).toBe(`${STEPS} pts`);
+  });
+
+  it("Dashboard: an open's User Timing marks come in order: the route, the view mounted, the charts' first draw", async () => {
+    await go(page, '#/runs');
+    await page.waitForSelector('.runs-view');
+    await page.evaluate('performance.clearMarks(); performance.clearMeasures()');
+    await go(page, `#/runs/${runs.a}`);
+    await page.waitForSelector('[data-chart="reward/mean"] canvas');
+    // [name, detail, start] of the marks and measures the app left (support/viewTiming, charts/firstDraw).
+    const entries = (await page.evaluate(
+      `[...performance.getEntriesByType('mark'), ...performance.getEntriesByType('measure')].filter((e) => e.name.startsWith('srpo-lab:')).sort((a, b) => a.startTime - b.startTime).map((e) => [e.name, e.detail, e.startTime])`,
+    )) as [string, Record<string, unknown>, number][];
+    // A first open can draw in more than one batch (panels whose series come later); only draws follow the mount.
+    expect(entries.slice(0, 3).map(([name]) => name)).toEqual(['srpo-lab:route', 'srpo-lab:view-mounted', 'srpo-lab:first-draw']);
+    expect(new Set(entries.slice(3).map(([name]) => name))).toEqual(new Set(entries.length > 3 ? ['srpo-lab:first-draw'] : []));
+    expect(entries[0][1]).toEqual({ path: `/runs/${runs.a}` });
+    expect(entries[1][1]).toEqual({ view: 'dashboard' });
   });
 
   it('Dashboard: smoothing, axes and panels are in the URL, reproduced by a fresh tab, kept when leaving', async () => {

@@ -1,6 +1,7 @@
 // The hash router (src/renderer/src/composables/useRoute.ts): a navigation updates the route in
 // the task that navigated (popstate, which Chromium fires inside it), not a task later
-// (hashchange), and the hashchange that follows the same navigation changes nothing more.
+// (hashchange), and the hashchange that follows the same navigation changes nothing more; each
+// new route leaves one User Timing mark (support/viewTiming), a repeated one none.
 import { watch } from 'vue';
 import { describe, expect, it } from 'vitest';
 
@@ -8,6 +9,9 @@ import { describe, expect, it } from 'vitest';
 const page = Object.assign(new EventTarget(), { location: { hash: '#/runs' } });
 (globalThis as unknown as { window: typeof page }).window = page;
 const { useRoute } = await import('../../src/renderer/src/composables/useRoute');
+const { ROUTE_MARK } = await import('../../src/renderer/src/support/viewTiming');
+/** The route marks left since the last clear, as their paths. */
+const routeMarks = () => performance.getEntriesByName(ROUTE_MARK, 'mark').map((m) => (m as PerformanceMark).detail.path as string);
 
 /** Navigates as a link or `location.hash = ...` does in Chromium: popstate now, hashchange in a later task. */
 function navigateTo(hash: string): Promise<void> {
@@ -43,5 +47,16 @@ describe('useRoute', () => {
     page.dispatchEvent(new Event('hashchange'));
     expect(route.path).toBe('/compare');
     expect(route.query).toEqual({ runs: '1,2' });
+  });
+
+  it('marks each new route once, at its popstate; the hashchange after it and a same route mark nothing', async () => {
+    performance.clearMarks(ROUTE_MARK);
+    const done = navigateTo('#/runs/9?x=1');
+    expect(routeMarks()).toEqual(['/runs/9']);
+    await done;
+    await navigateTo('#/runs/9?x=1');
+    expect(routeMarks()).toEqual(['/runs/9']);
+    await navigateTo('#/about');
+    expect(routeMarks()).toEqual(['/runs/9', '/about']);
   });
 });

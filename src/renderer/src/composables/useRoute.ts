@@ -1,9 +1,11 @@
 /**
  * A hash router small enough to read in one go: `#/runs/3/trace?step=2` -> { segments, query }.
  * One shared reactive route; `navigate(path)` changes the hash. The listeners are added once for
- * the page (the route outlives every component). Views: App.vue maps segments to components.
+ * the page (the route outlives every component). A new route leaves a User Timing mark
+ * (support/viewTiming). Views: App.vue maps segments to components.
  */
 import { reactive } from 'vue';
+import { markRoute } from '../support/viewTiming';
 
 export interface Route {
   path: string;
@@ -23,7 +25,9 @@ function follow(): void {
   const next = parse();
   const q = Object.keys(next.query);
   const same = next.path === route.path && q.length === Object.keys(route.query).length && q.every((k) => route.query[k] === next.query[k]);
-  if (!same) Object.assign(route, next);
+  if (same) return;
+  markRoute(next.path);
+  Object.assign(route, next);
 }
 // popstate comes first: Chromium fires it inside the navigation (a link's click, a set
 // location.hash), hashchange only in a later task. Whichever comes first updates the route, so
