@@ -56,7 +56,10 @@ const since = '\\(since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, last heartbeat \\d+ s ag
 describe('one live engine per run (leases)', () => {
   it('resume --force while the engine is alive is refused, naming it; the engine finishes with every step', async () => {
     const { dbPath, store } = tempLab();
-    const runId = newRun(store, tinyConfig({ steps: 8, checkpointEvery: 1 }));
+    // Long enough that the engine is still training a second after step 0 (in-step heartbeats are
+    // throttled to one a second; a run that ended first would release its lease with no newer beat).
+    const steps = 30;
+    const runId = newRun(store, tinyConfig({ steps, checkpointEvery: 1 }));
     const run = startRecorded(store, dbPath, runId, 'start');
     await run.waitFor(isStep(0), 'step 0');
     const beat0 = getLease(store.db, runId)!;
@@ -78,13 +81,15 @@ describe('one live engine per run (leases)', () => {
       'a newer heartbeat',
       () => {
         const l = getLease(store.db, runId);
+        if (!l && run.messages.some((m) => m.type === 'status' && m.status === 'completed'))
+          throw new Error(`the run ended with no heartbeat after ${new Date(beat0.heartbeatAt).toISOString()}: it trained for less than the 1 s throttle; give it more steps`);
         return l && l.heartbeatAt > beat0.heartbeatAt ? l.heartbeatAt : null;
       },
       30_000,
     );
     expect(beat).toBeGreaterThan(beat0.heartbeatAt);
     expect((await run.done).status).toBe('completed');
-    expect(store.committedSteps(runId)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(store.committedSteps(runId)).toEqual(Array.from({ length: steps + 1 }, (_, i) => i));
     expect(duplicatedSteps(store, runId)).toEqual([]);
     expect(integrityCheck(store)).toBe('ok');
     expect(getLease(store.db, runId)).toBeNull(); // released at the end
