@@ -82,7 +82,9 @@ describe('one live engine per run (leases)', () => {
       () => {
         const l = getLease(store.db, runId);
         if (!l && run.messages.some((m) => m.type === 'status' && m.status === 'completed'))
-          throw new Error(`the run ended with no heartbeat after ${new Date(beat0.heartbeatAt).toISOString()}: it trained for less than the 1 s throttle; give it more steps`);
+          throw new Error(
+            `the run ended with no heartbeat after ${new Date(beat0.heartbeatAt).toISOString()}: it trained for less than the 1 s throttle; give it more steps`,
+          );
         return l && l.heartbeatAt > beat0.heartbeatAt ? l.heartbeatAt : null;
       },
       30_000,
