@@ -60,6 +60,13 @@ interface Span {
   args?: TraceEvent['args'];
 }
 
+/** Adds `value` to the list kept under `key`. */
+function append<T>(lists: Map<string, T[]>, key: string, value: T): void {
+  const list = lists.get(key);
+  if (list) list.push(value);
+  else lists.set(key, [value]);
+}
+
 /** Async begin/end pairs ('b'/'e') as spans, paired by process, id and name in trace order. */
 function spans(events: readonly TraceEvent[]): Span[] {
   const open = new Map<string, TraceEvent[]>();
@@ -68,11 +75,8 @@ function spans(events: readonly TraceEvent[]): Span[] {
     if (e.ph !== 'b' && e.ph !== 'e') continue;
     const key = `${e.pid}:${e.id ?? e.id2?.local ?? e.id2?.global ?? ''}`;
     const k = `${key}:${e.name}`;
-    if (e.ph === 'b') {
-      const begun = open.get(k);
-      if (begun) begun.push(e);
-      else open.set(k, [e]);
-    } else {
+    if (e.ph === 'b') append(open, k, e);
+    else {
       const begun = open.get(k)?.shift();
       if (begun) out.push({ name: e.name, pid: e.pid, key, start: begun.ts, end: e.ts, args: begun.args });
     }
@@ -89,11 +93,7 @@ export function frameStages(events: readonly TraceEvent[], drawName: string): Fr
   const all = spans(events);
   // A reporter's stages share its process and id.
   const byKey = new Map<string, Span[]>();
-  for (const s of all) {
-    const same = byKey.get(s.key);
-    if (same) same.push(s);
-    else byKey.set(s.key, [s]);
-  }
+  for (const s of all) append(byKey, s.key, s);
   const frames = all
     .filter((s) => s.name === 'PipelineReporter' && s.args?.frame_reporter?.state === 'STATE_PRESENTED_ALL')
     .flatMap((reporter) => {
